@@ -1,0 +1,122 @@
+# btrace — plain Makefile.  `make`, `make check`, `make demo`, `make bench`, `make fuzz`.
+# Options: V=1 (show commands), SANITIZE=address,undefined, CFLAGS=..., NO_DEPS=1
+# (skip the Debian package check).
+
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wstrict-prototypes \
+            -Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
+CPPFLAGS += -D_GNU_SOURCE -Ilib/include -Idecoder/include -Ilib -Idecoder
+ifneq ($(SANITIZE),)
+CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=$(SANITIZE)
+endif
+LIBS     := -lipt -lcapstone -ldw -lelf -lreadline -lpthread
+TESTLIBS := -lcmocka
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# Debian packages the build and the tests need, and the files that prove
+# each one is there (checked without running dpkg on every make).
+DEB_PKGS := libipt-dev libcapstone-dev libreadline-dev libdw-dev libelf-dev \
+            libcmocka-dev pkg-config gdb python3
+DEB_FILES := /usr/include/intel-pt.h /usr/include/capstone/capstone.h \
+             /usr/include/readline/readline.h /usr/include/elfutils/libdwfl.h \
+             /usr/include/libelf.h /usr/include/cmocka.h /usr/bin/pkg-config \
+             /usr/bin/gdb /usr/bin/python3
+
+BUILD    := build
+LIB_SRC  := $(sort $(wildcard lib/*.c))
+DEC_SRC  := $(sort $(wildcard decoder/*.c))
+CMD_SRC  := $(sort $(wildcard cmd/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+TGT_SRC  := $(sort $(wildcard tests/targets/*.c))
+TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
+BENCH_SRC:= $(sort $(wildcard bench/*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+DEC_OBJ  := $(DEC_SRC:%.c=$(BUILD)/%.o)
+CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
+LIBBT    := $(BUILD)/libbtrace.a
+LIBDEC   := $(BUILD)/libbtdecode.a
+BTRACE   := $(BUILD)/btrace
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TGT_BIN  := $(TGT_SRC:tests/targets/%.c=$(BUILD)/targets/%)
+TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
+BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all deps check unit e2e demo bench fuzz clean format
+all: deps $(BTRACE) $(TGT_BIN) $(TOOL_BIN)
+
+# Install what is missing: as root through apt-get, otherwise say the command.
+deps:
+ifneq ($(NO_DEPS),1)
+	@missing=""; set -- $(DEB_FILES); \
+	for p in $(DEB_PKGS); do [ -e "$$1" ] || missing="$$missing $$p"; shift; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "btrace: installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$$missing >/dev/null \
+	      || { echo "btrace: apt-get install$$missing failed" >&2; exit 1; }; \
+	  else \
+	    echo "btrace: missing packages; run: sudo apt-get install$$missing" >&2; exit 1; \
+	  fi; \
+	fi
+endif
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c -o $@ $<
+
+$(LIBBT): $(LIB_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(LIBDEC): $(DEC_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BTRACE): $(CMD_OBJ) $(LIBDEC) $(LIBBT)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CMD_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIBDEC) $(LIBBT)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(LIBDEC) $(LIBBT) $(LIBS) $(TESTLIBS)
+
+$(BUILD)/tools/%: tests/tools/%.c $(LIBDEC) $(LIBBT)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(LIBDEC) $(LIBBT) $(LIBS)
+
+$(BUILD)/bench/%: bench/%.c $(LIBDEC) $(LIBBT)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(LIBDEC) $(LIBBT) $(LIBS)
+
+# Test targets: real programs with known control flow, built without
+# optimisation so their branches match the source, with debug info.
+$(BUILD)/targets/%: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -g -fno-omit-frame-pointer -pthread -o $@ $<
+
+check: all $(UNIT_BIN)
+	$(Q)tests/run-tests $(UNIT_BIN)
+
+unit: all $(UNIT_BIN)
+	$(Q)tests/run-tests --unit-only $(UNIT_BIN)
+
+demo: all
+	$(Q)tests/demo
+
+bench: all $(BENCH_BIN)
+	$(Q)bench/run $(BENCH_BIN)
+
+clean:
+	rm -rf $(BUILD)
+
+format:
+	clang-format -i $(LIB_SRC) $(DEC_SRC) $(CMD_SRC) lib/include/btrace/*.h decoder/include/btrace/*.h
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+/*
+ * btrace: the command-line front end.  Subcommands are dispatched from one
+ * table; each lives in cmd/<name>.c as cmd_<name>().
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "btrace/btrace.h"
+#include "cmd.h"
+
+static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+
+static const struct cmd_entry commands[] = {
+	{ "help", cmd_help, "show this help" },
+	{ "version", cmd_version, "print the version" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: btrace <command> [options] [args]\n\ncommands:\n");
+	for (i = 0; i < BT_ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\nSee 'btrace <command> --help' and btrace(1).\n");
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	usage(stdout);
+	return 0;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	printf("btrace %s\n", BTRACE_VERSION);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name;
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h"))
+		name = "help";
+	else if (!strcmp(name, "--version"))
+		name = "version";
+	for (i = 0; i < BT_ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "btrace: unknown command '%s'; see 'btrace help'\n",
+		name);
+	return 2;
+}

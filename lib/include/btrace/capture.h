@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_CAPTURE_H
+#define BTRACE_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * What a backend hands to the decoder for one thread: raw trace bytes in
+ * the backend's native format, copied out of its ring when the target
+ * stopped.  The same bytes go into trace files unchanged.
+ */
+
+enum bt_format {
+	BT_FMT_NONE = 0,
+	BT_FMT_SOFT,	 /* bt_ring records (ring.h), oldest first */
+	BT_FMT_BTS,	 /* 24-byte {from, to, flags} records (intel_bts), oldest first */
+	BT_FMT_PERF_BTS, /* PERF_RECORD_SAMPLE {header, ip, addr}, 24 bytes each */
+	BT_FMT_PT,	 /* Intel PT packets */
+	BT_FMT_MAX
+};
+
+enum bt_cpu_vendor { BT_CPU_UNKNOWN = 0, BT_CPU_INTEL, BT_CPU_AMD };
+
+/* CPU identity, for libipt's errata workarounds. */
+struct bt_cpu {
+	uint8_t vendor;	/* enum bt_cpu_vendor */
+	uint8_t model;
+	uint8_t stepping;
+	uint16_t family;
+};
+
+struct bt_capture {
+	int format;		/* enum bt_format */
+	pid_t tid;
+	uint8_t *data;		/* malloc'ed, owned by the capture */
+	size_t size;
+	uint64_t lost;		/* records (soft, bts) or bytes (pt) overwritten */
+	int status;		/* 0, or -bte_torn/-bte_corrupt: data ends early */
+	struct bt_cpu cpu;
+	/* PT only: the perf attr config used, for the decoder's setup. */
+	uint64_t pt_config;
+	uint32_t pt_mtc_freq, pt_nom_freq, pt_cpuid_15_eax, pt_cpuid_15_ebx;
+};
+
+/* Release the data of @cap (not @cap itself); accepts NULL. */
+void bt_capture_release(struct bt_capture *cap);
+
+/* "soft", "bts", "perf-bts", "pt". */
+const char *bt_format_name(int format);
+
+/* The CPU this runs on, from CPUID. */
+void bt_cpu_read(struct bt_cpu *cpu);
+
+#endif /* BTRACE_CAPTURE_H */

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_INSN_H
+#define BTRACE_INSN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * x86-64 instruction classification for branch tracing, on top of capstone.
+ * Shared by the software backend (what did this step do?) and the decoders
+ * (what kind of branch is at this BTS "from"?).
+ */
+
+#define BT_INSN_MAX_LEN 15
+
+enum bt_insn_class {
+	BT_INSN_OTHER = 0,	/* falls through */
+	BT_INSN_COND,		/* jcc, loop*, jrcxz: direct target */
+	BT_INSN_JUMP,		/* jmp rel: direct target */
+	BT_INSN_CALL,		/* call rel: direct target */
+	BT_INSN_RET,		/* ret, ret imm */
+	BT_INSN_IJUMP,		/* jmp r/m */
+	BT_INSN_ICALL,		/* call r/m */
+	BT_INSN_SYSCALL,	/* syscall, sysenter, int imm8 */
+	BT_INSN_INT3,		/* int3 */
+	BT_INSN_FAR,		/* far transfers, iret, ud2 and other oddities */
+};
+
+struct bt_insn {
+	uint64_t addr;
+	uint64_t target;	/* direct target, 0 if none */
+	uint8_t len;
+	uint8_t iclass;		/* enum bt_insn_class */
+	uint8_t rep;		/* has a rep/repne prefix (string op) */
+};
+
+struct bt_disasm;
+
+/* A capstone handle with details on; free with bt_disasm_free (NULL ok). */
+int bt_disasm_alloc(struct bt_disasm **dis);
+void bt_disasm_free(struct bt_disasm *dis);
+
+/*
+ * Decode the instruction at @addr from @len bytes at @code.
+ * Returns 0, or -bte_decode for bytes that are not an instruction.
+ */
+int bt_insn_decode(struct bt_disasm *dis, const uint8_t *code, size_t len,
+		   uint64_t addr, struct bt_insn *insn);
+
+/*
+ * Format the instruction at @addr as "mnemonic operands" into @buf.
+ * Returns its length in bytes, or -bte_decode.
+ */
+int bt_insn_format(struct bt_disasm *dis, const uint8_t *code, size_t len,
+		   uint64_t addr, char *buf, size_t size);
+
+/* The branch kind (enum bt_branch_kind) of a taken transfer by @iclass. */
+int bt_insn_branch_kind(int iclass);
+
+#endif /* BTRACE_INSN_H */

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_MAPS_H
+#define BTRACE_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The memory mappings of a process, from /proc/PID/maps. */
+
+enum bt_map_prot { BT_MAP_R = 1, BT_MAP_W = 2, BT_MAP_X = 4 };
+
+struct bt_map {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t offset;	/* file offset of start */
+	uint32_t prot;		/* enum bt_map_prot */
+	char *path;		/* file path, "[vdso]", "[heap]"..., or NULL */
+	uint8_t build_id[20];
+	uint8_t build_id_len;	/* 0 if none or not a file */
+};
+
+struct bt_maps {
+	struct bt_map *map;
+	size_t count;
+};
+
+/*
+ * Read the mappings of @pid (build-ids filled for ELF files).
+ * Returns 0 or a negative bt_error; release with bt_maps_release().
+ */
+int bt_maps_read(pid_t pid, struct bt_maps *maps);
+void bt_maps_release(struct bt_maps *maps);
+
+/* The mapping containing @addr, or NULL. */
+const struct bt_map *bt_maps_find(const struct bt_maps *maps, uint64_t addr);
+
+#endif /* BTRACE_MAPS_H */

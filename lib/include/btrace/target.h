@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_TARGET_H
+#define BTRACE_TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "btrace/capture.h"
+
+/*
+ * A traced process: launched or attached with ptrace, every thread followed
+ * as it is created, each thread's taken branches recorded into its own
+ * overwrite ring by a backend (Intel PT, BTS, or the software stepper).
+ *
+ * Lifecycle:
+ *	bt_target_launch() or bt_target_attach()
+ *	loop: bt_target_cont() -> struct bt_stop; bt_target_capture() per thread
+ *	then one of bt_target_finish() (let it meet its fate), bt_target_detach()
+ *	(leave it running as before), bt_target_kill()
+ *	bt_target_free()
+ *
+ * The target is sacred: detach restores every byte btrace wrote, keeps
+ * pending signals and leaves no thread stopped.  bt_target_free() of a
+ * target still attached detaches it (or kills it if btrace launched it and
+ * it never ran free; see BT_TARGET_KILL_ON_FREE).
+ *
+ * A bt_target is used from one thread; only bt_target_interrupt() may be
+ * called from elsewhere (a signal handler).
+ */
+
+enum bt_backend {
+	BT_BACKEND_AUTO = 0,	/* pt, then bts, then soft */
+	BT_BACKEND_PT,
+	BT_BACKEND_BTS,
+	BT_BACKEND_SOFT,
+	BT_BACKEND_MAX
+};
+
+enum bt_soft_mode {
+	BT_SOFT_FAST = 0,	/* stop only where the path is decided at run time */
+	BT_SOFT_STEP,		/* single-step every instruction (the reference) */
+};
+
+struct bt_target_opts {
+	size_t size;		/* sizeof(struct bt_target_opts), for growth */
+	int backend;		/* enum bt_backend */
+	int soft_mode;		/* enum bt_soft_mode */
+	size_t buffer_size;	/* per-thread ring bytes, power of two; 0: default */
+	int follow_fork;	/* trace children of fork/vfork too */
+	const char *const *only;	/* module globs to trace, NULL-terminated */
+	const char *const *exclude;	/* module globs not to trace */
+	const char *from_sym;	/* run natively until this symbol, then trace */
+	const char *until_sym;	/* stop when this symbol executes */
+};
+
+#define BT_DEFAULT_BUFFER_SIZE (1u << 20)
+
+enum bt_stop_reason {
+	BT_STOP_NONE = 0,
+	BT_STOP_SIGNAL,		/* a fatal signal is about to be delivered */
+	BT_STOP_EXIT,		/* the process is exiting (still inspectable) */
+	BT_STOP_INTERRUPT,	/* bt_target_interrupt() or Ctrl-C */
+	BT_STOP_BREAK,		/* a btrace breakpoint was hit */
+	BT_STOP_KILLED,		/* gone already (SIGKILL from outside) */
+};
+
+struct bt_stop {
+	int reason;		/* enum bt_stop_reason */
+	pid_t tid;		/* the thread that stopped */
+	int signal;		/* SIGNAL, KILLED, INTERRUPT: the signal */
+	int si_code;		/* SIGNAL: from siginfo */
+	int status;		/* EXIT: the exit status */
+	int breakpoint;		/* BREAK: the breakpoint number */
+	uint64_t pc;		/* where the thread stopped */
+	uint64_t addr;		/* SIGNAL: si_addr for faults */
+};
+
+struct bt_stats {
+	uint64_t instructions;	/* instructions the backend saw, 0 if unknown */
+	uint64_t branches;	/* taken branches recorded */
+	uint64_t stops;		/* ptrace stops btrace caused or handled */
+};
+
+struct bt_target;
+
+/*
+ * Launch @argv[0] (searched in PATH) with @argv under tracing; it is stopped
+ * at its first instruction when this returns.
+ * Returns 0; -bte_noent if the program is not found, -bte_perm if not
+ * executable, -bte_format if not an ELF file, -bte_nosys if the backend is
+ * not available here (nothing is left running in any failure case).
+ */
+int bt_target_launch(struct bt_target **target, const struct bt_target_opts *o,
+		     char *const argv[]);
+
+/*
+ * Attach to every thread of process @pid; they are stopped when this
+ * returns.  Returns 0; -bte_noent (no such process, or a zombie), -bte_perm
+ * (see bt_errdetail() for ptrace_scope or credentials), -bte_busy (already
+ * traced by another debugger).
+ */
+int bt_target_attach(struct bt_target **target, const struct bt_target_opts *o,
+		     pid_t pid);
+
+/*
+ * Resume every thread under tracing until the next stop, described in
+ * *@stop.  All threads are stopped again when this returns.
+ * Returns 0, or a negative bt_error if tracing itself failed.
+ */
+int bt_target_cont(struct bt_target *target, struct bt_stop *stop);
+
+/* Ask a running bt_target_cont() to stop soon. Async-signal-safe. */
+void bt_target_interrupt(struct bt_target *target);
+
+/*
+ * Copy thread @tid's trace out of its ring into @cap (see capture.h); the
+ * caller releases it with bt_capture_release().
+ * Returns 0, -bte_noent for an unknown thread.
+ */
+int bt_target_capture(struct bt_target *target, pid_t tid,
+		      struct bt_capture *cap);
+
+/* The threads traced now (up to @max into @tids); returns how many exist. */
+size_t bt_target_threads(const struct bt_target *target, pid_t *tids,
+			 size_t max);
+
+pid_t bt_target_pid(const struct bt_target *target);
+int bt_target_backend(const struct bt_target *target); /* enum bt_backend */
+const char *bt_target_backend_name(const struct bt_target *target);
+void bt_target_stats(const struct bt_target *target, struct bt_stats *stats);
+size_t bt_target_buffer_size(const struct bt_target *target);
+
+/*
+ * Read target memory as the program sees it (btrace's breakpoints hidden).
+ * Returns the bytes read (may be short at an unmapped page) or a negative
+ * bt_error.
+ */
+ssize_t bt_target_read(struct bt_target *target, uint64_t addr, void *buf,
+		       size_t len);
+
+/* Registers of a stopped thread: pc, and the full user_regs_struct. */
+int bt_target_pc(struct bt_target *target, pid_t tid, uint64_t *pc);
+
+/*
+ * Breakpoints that stop bt_target_cont() with BT_STOP_BREAK.
+ * Insert returns a positive breakpoint number; remove takes it.
+ */
+int bt_target_break_insert(struct bt_target *target, uint64_t addr);
+int bt_target_break_remove(struct bt_target *target, int number);
+
+/*
+ * Let a stopped target go on as it would have without btrace: deliver the
+ * pending fatal signal, or let the exit complete; stop tracing and reap it.
+ * *@wstatus gets its wait status.  Returns 0 or a negative bt_error.
+ */
+int bt_target_finish(struct bt_target *target, int *wstatus);
+
+/* Stop tracing and leave the process running exactly as before. */
+int bt_target_detach(struct bt_target *target);
+
+/* SIGKILL the process and reap it. */
+int bt_target_kill(struct bt_target *target);
+
+/* Free; detaches (attached) or kills (launched) a target still traced. */
+void bt_target_free(struct bt_target *target);
+
+/* "auto", "pt", "bts", "soft"; and back (-bte_invalid if unknown). */
+const char *bt_backend_name(int backend);
+int bt_backend_parse(const char *name);
+
+/*
+ * Can @backend trace on this machine?  0 if yes; otherwise a negative
+ * bt_error and a one-line reason with its remedy in @why.
+ */
+int bt_backend_probe(int backend, char *why, size_t size);
+
+#endif /* BTRACE_TARGET_H */

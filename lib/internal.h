@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_INTERNAL_H
+#define BTRACE_INTERNAL_H
+
+/* Helpers shared inside the library; not part of the public API. */
+
+#include <stddef.h>
+
+/*
+ * Record the cause of a failure and return -@err (whatever the sign of
+ * @err).  @saved_errno is 0 when no system call is behind it.  Usage:
+ *	return bt_fail(bte_ptrace, errno, "ptrace(SEIZE, %d)", tid);
+ */
+int bt_fail(int err, int saved_errno, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Map an errno value to a negative bt_error code. */
+int bt_errno_to_bte(int e);
+
+#define BT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif /* BTRACE_INTERNAL_H */
