@@ -57,6 +57,7 @@ static void block_free(struct bt_block *b)
 {
 	if (b) {
 		free(b->bytes);
+		free(b->off);
 		free(b);
 	}
 }
@@ -182,6 +183,15 @@ static int block_decode(struct bt_block_cache *bc, struct bt_block *b,
 			b->how = BT_BLOCK_BAD;
 			return 0;
 		}
+		if (!(b->ninsn & 63)) {
+			uint16_t *no = realloc(b->off, (b->ninsn + 64) *
+						       sizeof(*no));
+
+			if (!no)
+				return -bte_nomem;
+			b->off = no;
+		}
+		b->off[b->ninsn] = (uint16_t)off;
 		b->end = b->start + off;
 		b->ninsn++;
 		off += in.len;
@@ -234,8 +244,27 @@ int bt_block_get(struct bt_block_cache *bc, uint64_t addr,
 	return 0;
 err:
 	free(cb.p);
+	free(b->off);
 	free(b);
 	return ret;
+}
+
+uint32_t bt_block_insns_before(const struct bt_block *b, uint64_t addr)
+{
+	uint32_t lo = 0, hi = b->ninsn;
+
+	if (addr <= b->start)
+		return 0;
+	/* the first instruction at or after addr */
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (b->start + b->off[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 static int overlaps(const struct bt_block *b, uint64_t start, uint64_t end)

@@ -39,6 +39,7 @@ struct bt_block {
 	uint8_t emu_ok;		/* emu holds the terminator, decoded */
 	struct bt_emu_insn emu;
 	uint8_t *bytes;		/* a copy of [start, next) as decoded */
+	uint16_t *off;		/* offset of each instruction from start */
 	struct bt_block *hnext;
 };
 
@@ -77,6 +78,9 @@ void bt_block_clear(struct bt_block_cache *bc);
 
 /* Blocks cached now. */
 size_t bt_block_count(const struct bt_block_cache *bc);
+
+/* Instructions of @b that start before @addr (in [start, next)). */
+uint32_t bt_block_insns_before(const struct bt_block *b, uint64_t addr);
 
 /* Does memory still hold the bytes @b was decoded from? 1, 0, or < 0. */
 int bt_block_same(const struct bt_block *b, bt_block_read_fn read, void *ctx);

@@ -52,6 +52,10 @@ static void test_get(void **state)
 	assert_true(b->emu_ok);
 	assert_int_equal(b->emu.op, BT_EMU_JCC);
 	assert_int_equal(b->emu.cc, 5);
+	assert_int_equal(bt_block_insns_before(b, BASE), 0);
+	assert_int_equal(bt_block_insns_before(b, BASE + 5), 1);
+	assert_int_equal(bt_block_insns_before(b, BASE + 8), 2);
+	assert_int_equal(bt_block_insns_before(b, BASE + 10), 3);
 
 	/* cached: no more reads */
 	reads = 0;
