@@ -442,6 +442,25 @@ static void collect_syms(void **state)
 	free(t.sym);
 }
 
+/* The saved code is what an offline image reads back. */
+static void add_image(void **state)
+{
+	struct bt_trace *t = sample(8);
+	struct bt_image *image = bt_image_alloc();
+	uint8_t buf[80];
+
+	assert_non_null(image);
+	assert_int_equal(bt_trace_add_image(t, image), 0);
+	assert_int_equal(bt_image_read(image, 0x401000, buf, 64), 64);
+	assert_memory_equal(buf, t->code[0].bytes, 64);
+	assert_int_equal(bt_image_read(image, 0x7fff0010, buf, 10), 10);
+	assert_memory_equal(buf, t->code[1].bytes + 0x10, 10);
+	assert_true(bt_image_read(image, 0x500000, buf, 4) <= 0);
+	assert_int_equal(bt_trace_add_image(NULL, image), -bte_invalid);
+	bt_image_free(image);
+	bt_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +475,7 @@ int main(void)
 		cmocka_unit_test(write_read),
 		cmocka_unit_test(symbol),
 		cmocka_unit_test(collect_syms),
+		cmocka_unit_test(add_image),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
