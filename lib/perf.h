@@ -195,6 +195,19 @@ int bt_perf_event_enable(struct bt_perf_event *ev, int on);
 /* Unmap and close; the event is back to its init state. */
 void bt_perf_event_release(struct bt_perf_event *ev);
 
+/*
+ * Attributes of the hardware backends' events, per thread, user space
+ * only, created enabled.  PT: the intel_pt PMU at @pmu_dir with branch
+ * tracing, return compression, the densest PSB period the caps allow up
+ * to 4 KiB, no timing packets.  BTS: PERF_TYPE_HARDWARE branch
+ * instructions with period 1, sample_type IP|ADDR.
+ * Returns 0 or a negative bt_error (PT: PMU or format terms missing).
+ */
+int bt_pt_attr_init(struct perf_event_attr *attr, const char *pmu_dir);
+void bt_bts_attr_init(struct perf_event_attr *attr);
+
+#define BT_PT_PMU_DIR BT_PMU_DIR "/intel_pt"
+
 /* The page size, and whether @n is a power of two. */
 size_t bt_page_size(void);
 int bt_is_pow2(size_t n);
