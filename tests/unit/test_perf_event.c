@@ -45,10 +45,13 @@ static void fault_pages(uint64_t *addr, size_t n)
 				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	assert_true(p != MAP_FAILED);
-	for (i = 0; i < n; i++) {
+	/* one fault per page: no transparent huge page for the region */
+	madvise((void *)p, n * page, MADV_NOHUGEPAGE);
+	/* fill @addr first: its own first touch would fault in between */
+	for (i = 0; i < n; i++)
 		addr[i] = (uint64_t)(uintptr_t)(p + i * page + 8);
+	for (i = 0; i < n; i++)
 		p[i * page + 8] = 1;
-	}
 	munmap((void *)p, n * page);
 }
 
