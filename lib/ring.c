@@ -131,7 +131,8 @@ int bt_ring_write(struct bt_ring *ring, uint16_t type, const void *payload,
 	hdr->type = type;
 	hdr->size = (uint16_t)total;
 	hdr->check = rec_check(type, (uint16_t)total);
-	ring_put(ring, head + sizeof(*hdr), payload, len);
+	if (len)
+		ring_put(ring, head + sizeof(*hdr), payload, len);
 	/* Padding ends on an aligned position, so it never wraps. */
 	if (total - sizeof(*hdr) > len)
 		memset(ring->data + ((head + sizeof(*hdr) + len) & ring->mask),
