@@ -322,6 +322,7 @@ static void verdict(struct bt_doctor *d, int backend, const char *name,
 	REMEDY(c, "%s", remedy);
 	if (!strncmp(value, "no: ", 4))
 		value += 4;
+	snprintf(d->reason[backend], sizeof(d->reason[backend]), "%s", value);
 	snprintf(d->why[backend], sizeof(d->why[backend]), "%s; %s", value,
 		 remedy);
 }
@@ -464,6 +465,10 @@ void bt_doctor_eval(const struct bt_host *h, struct bt_doctor *d)
 			 "ptrace is not allowed; %s", why);
 		snprintf(d->why[BT_BACKEND_BTS], sizeof(d->why[0]), "%s",
 			 d->why[BT_BACKEND_PT]);
+		snprintf(d->reason[BT_BACKEND_PT], sizeof(d->reason[0]),
+			 "ptrace is not allowed");
+		snprintf(d->reason[BT_BACKEND_BTS], sizeof(d->reason[0]),
+			 "ptrace is not allowed");
 		d->error[BT_BACKEND_PT] = d->error[BT_BACKEND_BTS] = -bte_perm;
 	}
 	if (ptrace_ok) {
@@ -501,6 +506,40 @@ int bt_doctor_probe(int backend, char *why, size_t size)
 		snprintf(why, size, "%s", d->why[backend]);
 	if (ret)
 		bt_fail(ret, 0, "%s", d->why[backend]);
+	free(d);
+	return ret;
+}
+
+int bt_doctor_auto(char *why, size_t size)
+{
+	static const int order[] = { BT_BACKEND_PT, BT_BACKEND_BTS,
+				     BT_BACKEND_SOFT };
+	struct bt_doctor *d;
+	struct bt_host h;
+	size_t i, len = 0;
+	int ret = -bte_nosys;
+
+	d = malloc(sizeof(*d));
+	if (!d)
+		return bt_fail(bte_nomem, 0, "doctor");
+	bt_host_read(&h);
+	bt_doctor_eval(&h, d);
+	if (why && size)
+		why[0] = '\0';
+	for (i = 0; i < BT_ARRAY_SIZE(order); i++) {
+		if (d->usable[order[i]]) {
+			ret = order[i];
+			break;
+		}
+		if (why && size && len < size)
+			len += (size_t)snprintf(why + len, size - len, "%s%s: %s",
+						len ? "; " : "",
+						order[i] == BT_BACKEND_PT ? "pt" :
+						order[i] == BT_BACKEND_BTS ? "bts" :
+						"soft", d->reason[order[i]]);
+	}
+	if (ret < 0)
+		bt_fail(ret, 0, "no backend can trace here");
 	free(d);
 	return ret;
 }

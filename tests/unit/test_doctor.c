@@ -86,6 +86,7 @@ static void eval_amd(void **state)
 	assert_int_equal(d.error[BT_BACKEND_PT], -bte_nosys);
 	assert_int_equal(d.error[BT_BACKEND_BTS], -bte_nosys);
 	assert_int_equal(d.error[BT_BACKEND_SOFT], 0);
+	assert_string_equal(d.reason[BT_BACKEND_BTS], "AMD CPUs have no BTS");
 	assert_remedies(&d);
 }
 
@@ -220,6 +221,21 @@ static void host_read(void **state)
 		assert_string_equal(why, d.why[BT_BACKEND_PT]);
 	}
 	assert_int_equal(bt_doctor_probe(BT_BACKEND_AUTO, NULL, 0), -bte_invalid);
+	/* auto takes the first usable of pt, bts, soft, and says why */
+	{
+		char why[1024];
+		int b = bt_doctor_auto(why, sizeof(why));
+
+		if (d.usable[BT_BACKEND_PT]) {
+			assert_int_equal(b, BT_BACKEND_PT);
+			assert_string_equal(why, "");
+		} else {
+			assert_memory_equal(why, "pt: ", 4);
+			assert_non_null(strstr(why, d.reason[BT_BACKEND_PT]));
+			assert_int_equal(b, d.usable[BT_BACKEND_BTS] ?
+				 BT_BACKEND_BTS : BT_BACKEND_SOFT);
+		}
+	}
 	if (h.cpu.vendor != BT_CPU_INTEL)
 		assert_false(d.usable[BT_BACKEND_BTS]);
 	assert_remedies(&d);

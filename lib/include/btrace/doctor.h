@@ -73,6 +73,7 @@ struct bt_doctor {
 	int usable[BT_BACKEND_MAX];
 	int error[BT_BACKEND_MAX];	/* 0, -bte_perm or -bte_nosys */
 	char why[BT_BACKEND_MAX][512];
+	char reason[BT_BACKEND_MAX][160];	/* why, short: no remedy */
 };
 
 /* Evaluate @host into @doc (pure: no system access). */
@@ -85,6 +86,13 @@ void bt_doctor_eval(const struct bt_host *host, struct bt_doctor *doc);
  * the pt and bts backends behind bt_backend_probe().
  */
 int bt_doctor_probe(int backend, char *why, size_t size);
+
+/*
+ * The backend --backend auto takes here (pt, then bts, then soft; -bte_nosys
+ * if none can trace) and, in @why, what it passed over and why: "pt: no
+ * Intel PT ...; bts: ...", or "" when pt itself is usable.
+ */
+int bt_doctor_auto(char *why, size_t size);
 
 /* Whether any hardware backend (pt, bts) is usable. */
 int bt_doctor_hw_usable(const struct bt_doctor *doc);
