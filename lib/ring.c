@@ -205,7 +205,8 @@ int bt_rec_check(const struct bt_rec_hdr *hdr, size_t avail)
 int bt_rec_next(const uint8_t *buf, size_t len, size_t *off,
 		const struct bt_rec_hdr **rec)
 {
-	const struct bt_rec_hdr *hdr;
+	const uint8_t *p;
+	uint16_t size;
 
 	if (!off || !rec || (!buf && len))
 		return -bte_invalid;
@@ -213,11 +214,13 @@ int bt_rec_next(const uint8_t *buf, size_t len, size_t *off,
 		return -bte_eos;
 	if (*off > len)
 		return -bte_corrupt;
-	hdr = (const struct bt_rec_hdr *)(buf + *off);
-	if (bt_rec_check(hdr, len - *off))
+	p = buf + *off;
+	if (bt_rec_check((const struct bt_rec_hdr *)p, len - *off))
 		return -bte_corrupt;
-	*rec = hdr;
-	*off += hdr->size;
+	/* Not through the struct: @buf may be unaligned (a mapped file). */
+	memcpy(&size, p + offsetof(struct bt_rec_hdr, size), sizeof(size));
+	*rec = (const struct bt_rec_hdr *)p;
+	*off += size;
 	return 0;
 }
 
