@@ -119,8 +119,10 @@ int bt_ring_write(struct bt_ring *ring, uint16_t type, const void *payload,
 	struct bt_rec_hdr *hdr;
 	uint64_t head;
 
+	/* len is tested alone too: rec_total() wraps for a huge len. */
 	if (!ring || type == 0 || type >= BT_REC_MAX || (len && !payload) ||
-	    total > BT_REC_MAX_SIZE || total > ring->size)
+	    len > BT_REC_MAX_SIZE || total > BT_REC_MAX_SIZE ||
+	    total > ring->size)
 		return bt_fail(bte_invalid, 0, "ring write(type %u, %zu bytes)",
 			       type, len);
 	head = ring->head;

@@ -233,6 +233,8 @@ static void write_invalid(void **state)
 	assert_int_equal(bt_ring_write(ring, BT_REC_BRANCH, payload, 57),
 			 -bte_invalid);
 	assert_int_equal(bt_ring_write(ring, 0, payload, 8), -bte_invalid);
+	assert_int_equal(bt_ring_write(ring, BT_REC_BRANCH, payload, SIZE_MAX),
+			 -bte_invalid);
 	assert_int_equal(bt_ring_write(ring, BT_REC_MAX, payload, 8),
 			 -bte_invalid);
 	assert_int_equal(bt_ring_write(ring, BT_REC_BRANCH, NULL, 8),
