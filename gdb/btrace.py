@@ -340,6 +340,50 @@ def _tgkill(pid, tid, sig):
             os.strerror(ctypes.get_errno())))
 
 
+# gdb's PTRACE_ATTACH of the group-stopped process leaves one SIGSTOP
+# pending: it would be reported at the next resume.  It is passed over
+# silently until it has been consumed, then gdb's own setting comes back.
+_sigstop_saved = None
+
+
+def _sigstop_pending(pid):
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                for line in f:
+                    key, _, val = line.partition(":")
+                    if key in ("SigPnd", "ShdPnd") and \
+                            int(val, 16) & (1 << (signal.SIGSTOP - 1)):
+                        return True
+        except (OSError, ValueError):
+            pass
+    return False
+
+
+def _hide_sigstop():
+    global _sigstop_saved
+    if _sigstop_saved is None:
+        out = gdb.execute("info signals SIGSTOP", to_string=True)
+        m = re.search(r"^SIGSTOP\s+(Yes|No)\s+(Yes|No)\s+(Yes|No)", out, re.M)
+        yes = lambda v, a, b: a if v == "Yes" else b
+        _sigstop_saved = " ".join((yes(m.group(1), "stop", "nostop"),
+                                   yes(m.group(2), "print", "noprint"),
+                                   yes(m.group(3), "pass", "nopass"))) \
+            if m else "stop print pass"
+        gdb.events.stop.connect(_restore_sigstop)
+    gdb.execute("handle SIGSTOP nostop noprint nopass", to_string=True)
+
+
+def _restore_sigstop(event=None):
+    global _sigstop_saved
+    inf = gdb.selected_inferior()
+    if _sigstop_saved is None or (inf.pid and _sigstop_pending(inf.pid)):
+        return
+    gdb.execute("handle SIGSTOP " + _sigstop_saved, to_string=True)
+    _sigstop_saved = None
+    gdb.events.stop.disconnect(_restore_sigstop)
+
+
 def _select_thread(inf, tid):
     for th in inf.threads():
         if th.ptid[1] == tid:
@@ -381,6 +425,8 @@ def _continue(args):
         alive = _proc_state(pid) not in (None, "Z", "X")
         if alive:
             gdb.execute("attach %d" % pid, to_string=True)
+            if _sigstop_pending(pid):
+                _hide_sigstop()
     info = _parse_handoff(proc.stdout)
     if proc.returncode != 0 or info is None:
         msg = proc.stderr.strip().splitlines()

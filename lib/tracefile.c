@@ -895,9 +895,7 @@ void bt_trace_free(struct bt_trace *t)
 		return;
 	free(t->exe);
 	free(t->backend);
-	for (i = 0; i < t->maps.count; i++)
-		free(t->maps.map[i].path);
-	free(t->maps.map);
+	bt_maps_release(&t->maps);
 	for (i = 0; i < t->nthreads; i++)
 		bt_capture_release(&t->thread[i]);
 	free(t->thread);
