@@ -118,8 +118,11 @@ static void plan_func(uint64_t *s, struct gen_block *blk, size_t j,
 		for (i = 0; i < g->nother; i++)
 			g->other[i] = rndn(s, NOTHERS);
 		g->term = cls == PS_OTHER ? NTERMS : pick_term(s, cls);
+		/* Never to the next block: taken would look like not. */
 		if (cls == PS_COND)
 			g->target = rndn(s, nb);
+		if (cls == PS_COND && g->target == b + 1)
+			g->target = b;
 		else if (cls == PS_JUMP)
 			g->target = b == nb - 1 ? 0 : b + 1 + rndn(s, nb - 1 - b);
 		else if (cls == PS_CALL)
@@ -425,6 +428,19 @@ static int walk_step(struct walk *w, double p_taken)
 	return 1;
 }
 
+/*
+ * libipt reports an overflow as soon as it is the next packet: the flow
+ * after the last branch that needed trace (its target included) is not
+ * reported.  Lose data where nothing is in flight: right after tracing
+ * came back on (syscall return, interrupt).
+ */
+static int ovf_ok(const struct walk *w)
+{
+	int kind = w->n ? w->v[w->n - 1].kind : BT_BR_NONE;
+
+	return kind == BT_BR_SYSCALL || kind == BT_BR_INTR;
+}
+
 /* Between entries: a signal into a handler, or an overflow. */
 static int walk_event(struct walk *w, const struct ps_walk_opts *o)
 {
@@ -434,11 +450,14 @@ static int walk_event(struct walk *w, const struct ps_walk_opts *o)
 	if (w->p->nfunc > 1 && rndf(&w->s) < o->p_intr) {
 		uint64_t h = w->p->func[1 + rndn(&w->s, w->p->nfunc - 1)];
 
+		/* A handler at the interrupted address would look like none. */
+		if (h == from)
+			return 0;
 		if (walk_record(w, from, h, BT_BR_INTR, 0) < 0 ||
 		    walk_push(w, from) < 0)
 			return -1;
 		w->ip = h;
-	} else if (rndf(&w->s) < o->p_ovf) {
+	} else if (ovf_ok(w) && rndf(&w->s) < o->p_ovf) {
 		/* Lose the packets of a few branches. */
 		w->silent = 1;
 		for (k = 1 + rndn(&w->s, 20); k;) {
@@ -924,4 +943,12 @@ int ps_bts_encode(const struct bt_branch *br, size_t n, int perf,
 	*out = p;
 	*size = 24 * k;
 	return 0;
+}
+
+size_t ps_pt_visible(const struct bt_branch *br, size_t n)
+{
+	while (n && (br[n - 1].kind == BT_BR_JUMP ||
+		     br[n - 1].kind == BT_BR_CALL))
+		n--;
+	return n;
 }

@@ -98,6 +98,12 @@ int ps_pt_encode(const struct ps_pt_opts *opts, ps_insn_fn insn, void *ctx,
 void ps_stream_release(struct ps_stream *s);
 
 /*
+ * How many of @br[0..n) a PT decoder can tell: direct jumps and calls
+ * after the last packet are not in the trace.
+ */
+size_t ps_pt_visible(const struct bt_branch *br, size_t n);
+
+/*
  * The AUX ring of @ring bytes after the kernel wrote @s into it from
  * @start on (zeros never written), copied out as perf leaves it: the
  * @ring bytes ending at the head, oldest first.
