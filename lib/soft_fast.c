@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 #include <unistd.h>
 #include <elfutils/libdwfl.h>
@@ -111,6 +112,7 @@ struct fast {
 	struct fast_entry *entries;
 	size_t nentries;
 	int entries_done;
+	int setup_done;
 	struct fast_thread scratch;	/* chains built for entries */
 };
 
@@ -840,7 +842,7 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 		rec(t, th, in.addr, post->rip, BT_BR_INTR, 0);
 	else if (in.iclass == BT_INSN_SYSCALL)
 		rec(t, th, in.addr, post->rip, BT_BR_SYSRET,
-		    BT_BRF_SIGRETURN);
+		    post->orig_rax == SYS_rt_sigreturn ? BT_BRF_SIGRETURN : 0);
 	else
 		branch_taken(t, th, in.addr, post->rip, in.iclass, post);
 }
@@ -865,12 +867,60 @@ static int step(struct bt_thread *th, int state,
 	return do_ptrace(PTRACE_SINGLESTEP, th, sig);
 }
 
+static int fast_triggers(struct bt_target *t, struct fast *f);
+
+/* A new address space: every int3 and decoded block is gone with it. */
+static void fast_exec(struct bt_target *t, struct fast *f)
+{
+	size_t i;
+
+	bp_remove_range(f, 0, ~0ull, 0);
+	bt_block_clear(f->blocks);
+	f->nrestorers = 0;
+	f->nentries = 0;
+	f->entries_done = 0;
+	f->maps_stale = 1;
+	f->mem_pid = 0;
+	for (i = 0; i < t->nthreads; i++) {
+		struct fast_thread *ft = t->threads[i]->bk;
+
+		if (ft) {
+			ft->nchain = 0;
+			ft->nret = 0;
+		}
+	}
+}
+
+/* First resume after launch, attach or exec: the process is there. */
+static int fast_setup(struct bt_target *t, struct bt_thread *th)
+{
+	struct fast *f = fast_of(t);
+	int ret;
+
+	if (th->why == BT_TS_EVENT && th->event == PTRACE_EVENT_EXEC &&
+	    f->setup_done) {
+		fast_exec(t, f);
+		f->setup_done = 0;
+	}
+	if (f->setup_done)
+		return 0;
+	f->setup_done = 1;
+	ret = mem_open(t, f);
+	if (ret < 0)
+		return ret;
+	return fast_triggers(t, f);
+}
+
 static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
 {
 	struct fast_thread *ft = th->bk;
 	struct fast *f = fast_of(t);
 	struct user_regs_struct regs;
 	int ret;
+
+	ret = fast_setup(t, th);
+	if (ret < 0)
+		return ret;
 
 	ret = bt_thread_regs(th, &regs);
 	if (ret < 0)
@@ -904,6 +954,24 @@ static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
 	}
 	ft->state = FT_RUN;
 	return do_ptrace(PTRACE_CONT, th, 0);
+}
+
+/* target.c steps @th over one of its own breakpoints (int3 lifted). */
+static int fast_step(struct bt_target *t, struct bt_thread *th, int sig)
+{
+	struct fast_thread *ft = th->bk;
+	struct user_regs_struct regs;
+	int ret;
+
+	ret = bt_thread_regs(th, &regs);
+	if (ret < 0)
+		return ret;
+	if (ft->state == FT_NATIVE) {
+		ft->back_native = 1;
+		return step(th, FT_STEP, &regs, sig);
+	}
+	chain_commit(t, th, regs.rip);
+	return step(th, sig ? FT_SIGSTEP : FT_STEP, &regs, sig);
 }
 
 static int fast_trap(struct bt_target *t, struct bt_thread *th,
@@ -1066,7 +1134,7 @@ static int fast_triggers(struct bt_target *t, struct fast *f)
 	const struct bt_target_opts *o = &t->opts;
 	int ret;
 
-	if (o->until_sym) {
+	if (o->until_sym && !f->until_addr) {
 		ret = sym_resolve(t, o->until_sym, &f->until_addr);
 		if (ret < 0)
 			return ret;
@@ -1074,14 +1142,13 @@ static int fast_triggers(struct bt_target *t, struct fast *f)
 		if (ret < 0)
 			return ret;
 	}
-	if (o->from_sym) {
+	if (o->from_sym && !f->from_addr) {
 		ret = sym_resolve(t, o->from_sym, &f->from_addr);
 		if (ret < 0)
 			return ret;
 		ret = entry_add(f, f->from_addr, entry_stop(t, f->from_addr));
 		if (ret < 0)
 			return ret;
-		f->armed = 0;
 	}
 	return 0;
 }
@@ -1096,7 +1163,7 @@ static int fast_init(struct bt_target *t)
 	if (!f)
 		return bt_fail(bte_nomem, ENOMEM, "fast backend");
 	f->memfd = -1;
-	f->armed = 1;
+	f->armed = !o->from_sym;
 	f->maps_stale = 1;
 	f->filtered = (o->only && o->only[0]) || (o->exclude && o->exclude[0]);
 	t->bk = f;
@@ -1105,10 +1172,6 @@ static int fast_init(struct bt_target *t)
 		ret = bt_disasm_alloc(&f->dis);
 	if (!ret)
 		ret = bt_emu_alloc(&f->emu);
-	if (!ret)
-		ret = mem_open(t, f);
-	if (!ret)
-		ret = fast_triggers(t, f);
 	if (ret < 0) {
 		t->bk = NULL;
 		fast_free(f);
@@ -1182,7 +1245,9 @@ const struct bt_backend_ops bt_backend_soft_fast = {
 	.fini = fast_fini,
 	.thread_start = fast_thread_start,
 	.thread_end = fast_thread_end,
+	.soft_mode = BT_SOFT_FAST,
 	.resume = fast_resume,
+	.step = fast_step,
 	.trap = fast_trap,
 	.signal = fast_signal,
 	.capture = fast_capture,
