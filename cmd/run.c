@@ -71,8 +71,7 @@ static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ..
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs("\n", stderr);
-	fputs(run_usage, stderr);
+	fputs("; see 'btrace run --help'\n", stderr);
 	return EXIT_USAGE;
 }
 

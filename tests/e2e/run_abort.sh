@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# btrace run on abort(): SIGABRT raised by the program itself, the path
+# from the failed check into abort, exit status 128+6.
+. "$TESTDIR/e2e/lib/common.sh"
+prog=$TARGETS/abort
+
+native=$(native_status "$prog")
+[ "$native" = 134 ] || fail "abort exits $native natively"
+btrace_json --last 100 -- "$prog"
+expect_rc "$native"
+no_leftovers "$prog"
+python3 - "$work/out.json" <<'PY' || exit 1
+import sys, btcheck as c
+doc = c.load(sys.argv[1])
+c.expect_stop(doc, "signal", signal="SIGABRT")
+br = c.stopped_thread(doc)
+c.expect_sequence(br, [("call", "main", "check"), ("conditional", "check", "check"),
+                       ("call", "check", "abort")])
+# abort() raised it through a system call (tgkill) in the C library.
+assert any(b["kind"] == "syscall" or b["insn"] == "syscall" for b in br) or \
+    doc["stop"]["insn"] == "syscall", doc["stop"]
+assert doc["stop"]["src"] is None or "abort" not in doc["stop"]["src"]
+PY

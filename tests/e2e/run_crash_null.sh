@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# btrace run on a call chain that ends in a NULL store: the right stop, the
+# exit status a shell would see without btrace, the call chain in the
+# branches, and every branch equal to an independent single-step trace.
+. "$TESTDIR/e2e/lib/common.sh"
+prog=$TARGETS/crash_null
+
+native=$(native_status "$prog")
+[ "$native" = 139 ] || fail "crash_null exits $native natively"
+btrace_json --last 64 --backend soft -- "$prog"
+expect_rc "$native"
+no_leftovers "$prog"
+
+python3 - "$work/out.json" <<'PY' || exit 1
+import sys, btcheck as c
+doc = c.load(sys.argv[1])
+c.expect_stop(doc, "signal", signal="SIGSEGV", func_name="store_value",
+              src="crash_null.c:12")
+assert doc["backend"] == "soft", doc["backend"]
+assert doc["pid"] == doc["stop"]["tid"]
+assert doc["stop"]["addr"] == "0x0", doc["stop"]
+br = c.stopped_thread(doc)
+assert len(br) == 64, len(br)
+c.expect_sequence(br, [
+    ("call", "process", "walk"), ("call", "walk", "store_value"),
+    ("return", "store_value", "walk"), ("return", "walk", "process"),
+    ("call", "process", "walk"), ("conditional", "walk", "walk"),
+    ("call", "walk", "store_value")])
+c.expect_last(br, "call", "walk", "store_value")
+last = br[-1]
+assert last["insn"].startswith("call"), last
+assert last["from_src"] == "crash_null.c:20", last
+assert last["to_src"] == "crash_null.c:11", last
+assert doc["stats"]["branches"] >= 64 and doc["stats"]["instructions"] > 0
+PY
+
+# Ground truth: the same run, every instruction's pc.
+[ -x "$TOOLS/steptrace" ] || fail "no $TOOLS/steptrace"
+"$TOOLS/steptrace" "$prog" >"$work/trace" 2>"$work/trace.err"
+no_leftovers "$prog"
+python3 - "$work/out.json" "$work/trace" "$prog" <<'PY' || exit 1
+import sys, btcheck as c
+doc = c.load(sys.argv[1])
+truth = c.taken_branches(c.read_steptrace(sys.argv[2]),
+                         c.insn_lengths(sys.argv[3]))
+n = c.expect_ground_truth(c.stopped_thread(doc), truth)
+print("%d branches match the single-step trace" % n)
+PY
