@@ -95,24 +95,24 @@ struct widths {
 	int idx, faddr, fsym, fsrc, insn, kind, taddr, tsym;
 };
 
+/* @s in @color, cut or padded to @width columns (0: as it is). */
 static void put(FILE *out, const struct print_ctx *pc, int color,
 		const char *s, int width)
 {
 	int len = (int)strlen(s);
 
-	if (len > width && width > 1) {
-		if (pc->color)
-			fputs(colors[color], out);
+	if (pc->color && *s)
+		fputs(colors[color], out);
+	if (width > 1 && len > width) {
 		fprintf(out, "%.*s~", width - 1, s);
 		len = width;
 	} else {
-		if (pc->color && *s)
-			fputs(colors[color], out);
 		fputs(s, out);
 	}
 	if (pc->color && *s)
 		fputs(colors[C_OFF], out);
-	fprintf(out, "%*s", width - len, "");
+	if (width > len)
+		fprintf(out, "%*s", width - len, "");
 }
 
 static int kind_color(int kind)

@@ -29,7 +29,7 @@ c.expect_sequence(br, [
 c.expect_last(br, "call", "walk", "store_value")
 last = br[-1]
 assert last["insn"].startswith("call"), last
-assert last["from_src"] == "crash_null.c:20", last
+assert last["from_src"] == "crash_null.c:21", last
 assert last["to_src"] == "crash_null.c:11", last
 assert doc["stats"]["branches"] >= 64 and doc["stats"]["instructions"] > 0
 PY
