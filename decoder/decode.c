@@ -41,6 +41,8 @@ int bt_decode(const struct bt_capture *cap, const struct bt_decode_opts *opts,
 		ret = bt_decode_soft(cap, opts, hist);
 		break;
 	case BT_FMT_PT:
+		ret = bt_decode_pt(cap, opts, hist);
+		break;
 	case BT_FMT_BTS:
 	case BT_FMT_PERF_BTS:
 		ret = bt_fail(bte_nosys, 0, "no %s decoder",
@@ -231,20 +233,15 @@ static int walk_history(struct insn_walk *w, const struct bt_history *hist,
 	return ret;
 }
 
-int bt_decode_insns(const struct bt_capture *cap,
-		    const struct bt_decode_opts *opts, bt_insn_fn fn,
-		    void *ctx)
+static int decode_soft_insns(const struct bt_capture *cap,
+			     const struct bt_decode_opts *opts, bt_insn_fn fn,
+			     void *ctx)
 {
 	struct bt_decode_opts o;
 	struct bt_history *hist;
 	struct insn_walk w = { .fn = fn, .ctx = ctx };
 	int ret;
 
-	if (!cap || !opts || !fn)
-		return bt_fail(bte_invalid, 0, "bt_decode_insns(NULL)");
-	if (cap->format != BT_FMT_SOFT)
-		return bt_fail(bte_nosys, 0, "instructions of %s",
-			       bt_format_name(cap->format));
 	if (!opts->image)
 		return bt_fail(bte_invalid, 0, "bt_decode_insns without image");
 	/* One branch more: the block of the oldest one starts at its to. */
@@ -263,4 +260,23 @@ int bt_decode_insns(const struct bt_capture *cap,
 	bt_disasm_free(w.dis);
 	bt_history_free(hist);
 	return ret;
+}
+
+int bt_decode_insns(const struct bt_capture *cap,
+		    const struct bt_decode_opts *opts, bt_insn_fn fn,
+		    void *ctx)
+{
+	if (!cap || !opts || !fn)
+		return bt_fail(bte_invalid, 0, "bt_decode_insns(NULL)");
+	switch (cap->format) {
+	case BT_FMT_PT:
+		return bt_decode_pt_insns(cap, opts, fn, ctx);
+	case BT_FMT_SOFT:
+		return decode_soft_insns(cap, opts, fn, ctx);
+	case BT_FMT_BTS:
+	case BT_FMT_PERF_BTS:
+		return bt_fail(bte_nosys, 0, "no instructions from %s",
+			       bt_format_name(cap->format));
+	}
+	return bt_fail(bte_format, 0, "capture format %d", cap->format);
 }

@@ -133,3 +133,58 @@ void bt_perf_event_release(struct bt_perf_event *ev)
 		close(ev->fd);
 	bt_perf_event_init(ev);
 }
+
+/* The densest PSB period up to 4 KiB (2^(n+11) bytes) the caps offer. */
+static int pt_psb_period(const char *pmu_dir, uint64_t *period)
+{
+	uint64_t cyc, periods;
+
+	if (bt_pmu_cap(pmu_dir, "psb_cyc", &cyc) || !cyc ||
+	    bt_pmu_cap(pmu_dir, "psb_periods", &periods) || !periods)
+		return -1;
+	*period = (periods & 2) ? 1 : (uint64_t)__builtin_ctzll(periods);
+	return 0;
+}
+
+int bt_pt_attr_init(struct perf_event_attr *attr, const char *pmu_dir)
+{
+	uint64_t period;
+	int type, ret;
+
+	memset(attr, 0, sizeof(*attr));
+	type = bt_pmu_type(pmu_dir);
+	if (type < 0)
+		return type;
+	attr->type = (uint32_t)type;
+	attr->size = sizeof(*attr);
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+	ret = bt_pmu_term_set(pmu_dir, "pt", 1, attr);
+	if (ret && ret != -bte_noent)	/* older kernels set it implicitly */
+		return ret;
+	/* Branch tracing is the point; without the term it is always on. */
+	ret = bt_pmu_term_set(pmu_dir, "branch", 1, attr);
+	if (ret && ret != -bte_noent)
+		return ret;
+	/* Optional terms: compressed returns and no timing packets are the
+	 * hardware defaults the decoder handles; keep the stream small. */
+	bt_pmu_term_set(pmu_dir, "noretcomp", 0, attr);
+	bt_pmu_term_set(pmu_dir, "tsc", 0, attr);
+	bt_pmu_term_set(pmu_dir, "mtc", 0, attr);
+	bt_pmu_term_set(pmu_dir, "cyc", 0, attr);
+	if (!pt_psb_period(pmu_dir, &period))
+		bt_pmu_term_set(pmu_dir, "psb_period", period, attr);
+	return 0;
+}
+
+void bt_bts_attr_init(struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = PERF_TYPE_HARDWARE;
+	attr->size = sizeof(*attr);
+	attr->config = PERF_COUNT_HW_BRANCH_INSTRUCTIONS;
+	attr->sample_period = 1;	/* with period 1 the kernel uses BTS */
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_ADDR;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+}

@@ -37,6 +37,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "btrace/capture.h"
+
 /* A ring as the reader sees it; pointers into real or simulated memory. */
 struct bt_perf_layout {
 	struct perf_event_mmap_page *page;	/* control page */
@@ -194,6 +196,68 @@ int bt_perf_event_enable(struct bt_perf_event *ev, int on);
 
 /* Unmap and close; the event is back to its init state. */
 void bt_perf_event_release(struct bt_perf_event *ev);
+
+/*
+ * Attributes of the hardware backends' events, per thread, user space
+ * only, created enabled.  PT: the intel_pt PMU at @pmu_dir with branch
+ * tracing, return compression, the densest PSB period the caps allow up
+ * to 4 KiB, no timing packets.  BTS: PERF_TYPE_HARDWARE branch
+ * instructions with period 1, sample_type IP|ADDR.
+ * Returns 0 or a negative bt_error (PT: PMU or format terms missing).
+ */
+int bt_pt_attr_init(struct perf_event_attr *attr, const char *pmu_dir);
+void bt_bts_attr_init(struct perf_event_attr *attr);
+
+#define BT_PT_PMU_DIR BT_PMU_DIR "/intel_pt"
+
+/*
+ * One traced thread's hardware trace: its event, how to read it, and the
+ * last capture kept after the thread is gone.
+ */
+enum bt_perf_mode {
+	BT_PERF_AUX = 1,	/* PT: AUX snapshot area -> BT_FMT_PT */
+	BT_PERF_SAMPLES,	/* BTS: 24-byte samples, forward -> BT_FMT_PERF_BTS */
+};
+
+struct bt_perf_thread {
+	struct bt_perf_event ev;
+	int mode;		/* enum bt_perf_mode */
+	pid_t tid;
+	uint64_t config;	/* attr.config, for the PT decoder */
+	int disabled;		/* stopped for reading; enable before resume */
+	int closed;		/* event released; only saved is left */
+	struct bt_capture saved;	/* the final capture once closed */
+};
+
+/*
+ * Open @attr on thread @tid and map its ring in @mode with @size bytes
+ * (power of two; halved down to 4 pages when the kernel refuses for the
+ * mlock limit: the size granted is in *@granted).
+ * Returns 0 or a negative bt_error (the cause in bt_errdetail()).
+ */
+int bt_perf_thread_open(struct bt_perf_thread *pt, int mode,
+			struct perf_event_attr *attr, pid_t tid, size_t size,
+			size_t *granted);
+
+/*
+ * Copy the thread's trace into @cap (caller releases it): disables the
+ * event first (flushing PT), so call bt_perf_thread_ready() before the
+ * thread runs again.  Once closed, gives a copy of the final capture.
+ * Returns 0 or a negative bt_error.
+ */
+int bt_perf_thread_capture(struct bt_perf_thread *pt, struct bt_capture *cap);
+
+/* Re-enable the event if a capture disabled it.  0 or a bt_error. */
+int bt_perf_thread_ready(struct bt_perf_thread *pt);
+
+/* Keep the final capture and release the event (thread gone, detach). */
+void bt_perf_thread_close(struct bt_perf_thread *pt);
+
+/* Close if still open and free the saved capture; accepts NULL. */
+void bt_perf_thread_release(struct bt_perf_thread *pt);
+
+/* PT decoder parameters of this host into @cap (cpu, cpuid 0x15, ratio). */
+void bt_perf_pt_params(struct bt_capture *cap, uint64_t config);
 
 /* The page size, and whether @n is a power of two. */
 size_t bt_page_size(void);

@@ -272,7 +272,7 @@ static void decode_insns_null(void **state)
 			 -bte_invalid);
 	assert_int_equal(bt_decode_insns(&cap, &opts, log_insn, NULL),
 			 -bte_invalid);
-	cap.format = BT_FMT_PT;
+	cap.format = BT_FMT_BTS;
 	assert_int_equal(bt_decode_insns(&cap, &opts, log_insn, NULL),
 			 -bte_nosys);
 }
