@@ -49,8 +49,12 @@ static const char run_help[] =
 	"      --no-color         no colours, even on a terminal\n"
 	"  -h, --help             this help\n";
 
-/* The target being run, for the SIGINT/SIGTERM handler. */
+/*
+ * For the SIGINT/SIGTERM/SIGHUP handler: the target being traced, or,
+ * once it is let go, the pid that a further Ctrl-C is passed on to.
+ */
 static struct bt_target *volatile running;
+static volatile pid_t let_go;
 static volatile sig_atomic_t terminated;
 
 static void on_interrupt(int sig)
@@ -61,6 +65,8 @@ static void on_interrupt(int sig)
 		terminated = sig;
 	if (t)
 		bt_target_interrupt(t);
+	else if (let_go > 0 && sig == SIGINT)
+		kill(let_go, SIGINT);
 }
 
 static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ...)
@@ -303,6 +309,15 @@ static int run_traced(struct bt_target *t, const struct run_opts *o)
 		bt_target_kill(t);
 		return 128 + terminated;
 	}
+	/*
+	 * Ctrl-C reached btrace but not the program (not in the terminal's
+	 * foreground group, or btrace got the SIGINT alone): the program
+	 * gets it now, as it would have without btrace.
+	 */
+	if (stop.reason == BT_STOP_INTERRUPT && !stop.signal)
+		kill(bt_target_pid(t), SIGINT);
+	let_go = bt_target_pid(t);
+	running = NULL;
 	ret = bt_target_finish(t, &wstatus);
 	if (ret < 0) {
 		fprintf(stderr, "btrace: cannot let %d go on: %s\n",

@@ -122,33 +122,38 @@ def insn_lengths(binary):
     return lengths
 
 
-def taken_branches(pcs, lengths):
-    """Taken transfers in a list of consecutive pcs: the next pc is not
-    the fall-through of the instruction before."""
-    taken = []
-    for a, b in zip(pcs, pcs[1:]):
-        n = lengths.get(a)
-        if n is None:
-            fail("no instruction at 0x%x in the binary" % a)
-        if b != a + n:
-            taken.append((a, b))
-    return taken
-
-
-def read_steptrace(path, tid=None):
-    """pcs from a steptrace log, of thread @tid when lines carry one."""
-    pcs = []
+def read_steptrace(path):
+    """[(pc, length)] from a steptrace log ("0xPC LEN" per instruction,
+    then "exit N" or "signal N")."""
+    steps = []
     with open(path) as f:
         for line in f:
             words = line.split()
-            hexes = [w for w in words if w.startswith("0x")]
-            if not hexes:
-                continue
-            if tid is not None and len(words) > 1 and words[0].isdigit() \
-                    and int(words[0]) != tid:
-                continue
-            pcs.append(int(hexes[0], 16))
-    return pcs
+            if len(words) == 2 and words[0].startswith("0x"):
+                steps.append((int(words[0], 16), int(words[1])))
+    if not steps:
+        fail("empty steptrace log %s" % path)
+    return steps
+
+
+def check_lengths(steps, binary):
+    """The trace's instruction lengths agree with objdump's reading of
+    @binary wherever it has code (a second, independent decoder)."""
+    lengths = insn_lengths(binary)
+    checked = 0
+    for pc, n in steps:
+        if pc in lengths:
+            checked += 1
+            if lengths[pc] != n:
+                fail("0x%x: %d bytes in the trace, %d by objdump" %
+                     (pc, n, lengths[pc]))
+    return checked
+
+
+def taken_branches(steps):
+    """Taken transfers in consecutive steps: the next pc is not the
+    fall-through of the instruction before."""
+    return [(a, b) for (a, n), (b, _) in zip(steps, steps[1:]) if b != a + n]
 
 
 def expect_ground_truth(branches, truth):
