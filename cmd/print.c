@@ -243,6 +243,13 @@ static const char *reason_name(int reason)
 	return names[reason];
 }
 
+/* Signals whose si_addr says where the fault was. */
+static int is_fault(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+	       sig == SIGFPE;
+}
+
 /* "SIGSEGV (Segmentation fault) at address 0x0", "exit status 3"... */
 static void stop_words(const struct bt_stop *stop, char *buf, size_t size)
 {
@@ -421,8 +428,10 @@ void print_json_stop(FILE *out, const struct bt_stop *stop,
 	else
 		fputs(", \"status\": null", out);
 	fprintf(out, ", \"pc\": \"0x%" PRIx64 "\"", stop->pc);
-	if (stop->reason == BT_STOP_SIGNAL)
+	if (stop->reason == BT_STOP_SIGNAL && is_fault(stop->signal))
 		fprintf(out, ", \"addr\": \"0x%" PRIx64 "\"", stop->addr);
+	else
+		fputs(", \"addr\": null", out);
 	fputs(", \"sym\": ", out);
 	print_json_string(out, stop->pc ? d.sym : NULL);
 	fputs(", \"src\": ", out);

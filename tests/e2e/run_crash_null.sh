@@ -42,8 +42,9 @@ python3 - "$work/out.json" "$work/trace" "$prog" <<'PY' || exit 1
 import sys, btcheck as c
 doc = c.load(sys.argv[1])
 steps = c.read_steptrace(sys.argv[2])
-assert c.check_lengths(steps, sys.argv[3]) > 1000
-truth = c.taken_branches(steps)
+lengths = c.insn_lengths(sys.argv[3])
+assert c.check_lengths(steps, lengths) > 1000
+truth = c.taken_branches(steps, lengths)
 n = c.expect_ground_truth(c.stopped_thread(doc), truth)
 print("%d branches match the single-step trace" % n)
 PY

@@ -7,7 +7,7 @@ prog=$TARGETS/jumptable
 
 native=$(native_status "$prog")
 [ "$native" = 136 ] || fail "jumptable exits $native natively"
-btrace_json --last 40 -- "$prog"
+btrace_json --last 80 -- "$prog"
 expect_rc "$native"
 no_leftovers "$prog"
 
@@ -33,8 +33,9 @@ python3 - "$work/out.json" "$work/trace" "$prog" <<'PY' || exit 1
 import sys, btcheck as c
 doc = c.load(sys.argv[1])
 steps = c.read_steptrace(sys.argv[2])
-assert c.check_lengths(steps, sys.argv[3]) > 1000
-truth = c.taken_branches(steps)
+lengths = c.insn_lengths(sys.argv[3])
+assert c.check_lengths(steps, lengths) > 1000
+truth = c.taken_branches(steps, lengths)
 n = c.expect_ground_truth(c.stopped_thread(doc), truth)
 print("%d branches match the single-step trace" % n)
 PY

@@ -14,7 +14,7 @@ python3 - "$work/out.json" <<'PY' || exit 1
 import sys, btcheck as c
 doc = c.load(sys.argv[1])
 c.expect_stop(doc, "signal", signal="SIGSEGV", func_name="after_signal",
-              src="sighandler.c:20")
+              src="sighandler.c:19")
 br = c.stopped_thread(doc)
 c.expect_sequence(br, [("call", "main", "raise"),
                        ("interrupt", None, "on_usr1"),

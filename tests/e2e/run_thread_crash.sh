@@ -11,7 +11,7 @@ python3 - "$work/out.json" <<'PY' || exit 1
 import sys, btcheck as c
 doc = c.load(sys.argv[1])
 c.expect_stop(doc, "signal", signal="SIGSEGV", func_name="crash_here",
-              src="thread_crash.c:21")
+              src="thread_crash.c:23")
 assert doc["stop"]["tid"] != doc["pid"], doc["stop"]
 br = c.stopped_thread(doc)
 c.expect_last(br, "call", "crasher", "crash_here")

@@ -136,13 +136,13 @@ def read_steptrace(path):
     return steps
 
 
-def check_lengths(steps, binary):
+def check_lengths(steps, lengths):
     """The trace's instruction lengths agree with objdump's reading of
-    @binary wherever it has code (a second, independent decoder)."""
-    lengths = insn_lengths(binary)
+    the binary (@lengths from insn_lengths: a second, independent
+    decoder) wherever it has code."""
     checked = 0
     for pc, n in steps:
-        if pc in lengths:
+        if pc in lengths and n:
             checked += 1
             if lengths[pc] != n:
                 fail("0x%x: %d bytes in the trace, %d by objdump" %
@@ -150,10 +150,19 @@ def check_lengths(steps, binary):
     return checked
 
 
-def taken_branches(steps):
+def taken_branches(steps, lengths=None):
     """Taken transfers in consecutive steps: the next pc is not the
-    fall-through of the instruction before."""
-    return [(a, b) for (a, n), (b, _) in zip(steps, steps[1:]) if b != a + n]
+    fall-through of the instruction before.  Where the trace could not
+    tell a length (0), @lengths (from insn_lengths) does."""
+    taken = []
+    for (a, n), (b, _) in zip(steps, steps[1:]):
+        if not n and lengths:
+            n = lengths.get(a, 0)
+        if not n:
+            fail("no length for the instruction at 0x%x" % a)
+        if b != a + n:
+            taken.append((a, b))
+    return taken
 
 
 def expect_ground_truth(branches, truth):
