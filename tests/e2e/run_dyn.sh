@@ -24,6 +24,7 @@ assert cb["to_src"] == "qsort_dyn.c:11", cb
 # From the library, mapped apart from the PIE (both loaded high).
 frm, to = int(cb["from"], 16), int(cb["to"], 16)
 assert to > 0x500000000000 and abs(frm - to) > 1 << 32, cb
-c.expect_sequence(br, [("call", "main", None), ("indirect call", None, "compare"),
-                       ("conditional", "compare", "compare")])
+# Each comparison is an indirect call from the library into compare.
+assert all(c.func(b["to_sym"]) == "compare" for b in br
+           if b["kind"] == "indirect call"), br
 PY

@@ -15,8 +15,9 @@ HEX = re.compile(r"^0x[0-9a-f]+$")
 
 
 def fail(msg, ctx=None):
+    """Show @ctx (what btrace printed), then fail with @msg last."""
     if ctx is not None:
-        msg += "\n" + json.dumps(ctx, indent=1)[:4000]
+        print(json.dumps(ctx)[:3000], file=sys.stderr)
     raise AssertionError(msg)
 
 
