@@ -19,12 +19,15 @@ c.expect_stop(doc, "signal", signal="SIGFPE", func_name="execute",
 br = c.stopped_thread(doc)
 ij = [b for b in br if b["kind"] == "indirect jump" and
       c.func(b["from_sym"]) == "execute"]
-# Eight operations ran, DIV the last: each dispatched through the table.
-assert len(ij) == 8, [b["to_sym"] for b in ij]
+# Eight operations ran, DIV the last, each dispatched by "jmp rax".  Case
+# 0 (PUSH1, three times) sits right after that jmp: its table entry is
+# the fall-through address, which is no taken branch by definition (the
+# next pc is pc + length), so five indirect jumps are seen.
+assert len(ij) == 5, [b["to_sym"] for b in ij]
 for b in ij:
     assert c.func(b["from_sym"]) == "execute" == c.func(b["to_sym"]), b
     assert b["insn"].startswith("jmp") and "0x" not in b["insn"], b
-assert len({b["to"] for b in ij}) == 6, ij      # six distinct cases
+assert len({b["to"] for b in ij}) == 5, ij      # ADD DUP SUB SWAP DIV
 assert br[-1]["kind"] == "indirect jump" and br[-1]["to_src"] == "jumptable.c:31"
 PY
 
