@@ -66,13 +66,12 @@ static void describe(const struct print_ctx *pc, uint64_t addr, int insn,
 	memset(d, 0, sizeof(*d));
 	snprintf(d->addr, sizeof(d->addr), "0x%" PRIx64, addr);
 	if (pc->symtab && bt_symtab_lookup(pc->symtab, addr, &sym) == 0) {
-		bt_sym_format(&sym, addr, d->sym, sizeof(d->sym));
+		/* Without a name the address alone says it all. */
+		if (sym.name)
+			bt_sym_format(&sym, addr, d->sym, sizeof(d->sym));
 		if (sym.file && sym.line)
 			snprintf(d->src, sizeof(d->src), "%s:%d", sym.file,
 				 sym.line);
-		if (!sym.name && sym.module)
-			snprintf(d->sym, sizeof(d->sym), "%s+0x%" PRIx64,
-				 sym.module, addr);
 	}
 	if (!insn || !pc->read || !pc->dis)
 		return;
@@ -176,8 +175,10 @@ static void print_row(FILE *out, const struct row *r, const struct widths *w,
 	fprintf(out, "  %*s  ", w->idx, r->idx);
 	put(out, pc, C_DIM, r->from.addr, w->faddr);
 	fputs("  ", out);
-	put(out, pc, C_SYM, r->from.sym, w->fsym);
-	fputs("  ", out);
+	if (w->fsym) {
+		put(out, pc, C_SYM, r->from.sym, w->fsym);
+		fputs("  ", out);
+	}
 	if (w->fsrc) {
 		put(out, pc, C_SRC, r->from.src, w->fsrc);
 		fputs("  ", out);
@@ -189,9 +190,12 @@ static void print_row(FILE *out, const struct row *r, const struct widths *w,
 	put(out, pc, kind_color(r->br->kind),
 	    bt_branch_kind_name(r->br->kind), w->kind);
 	fputs(" -> ", out);
-	put(out, pc, C_DIM, r->to.addr, w->taddr);
-	fputs("  ", out);
-	put(out, pc, C_SYM, r->to.sym, r->to.src[0] ? w->tsym : 0);
+	put(out, pc, C_DIM, r->to.addr, r->to.sym[0] || r->to.src[0] ?
+					   w->taddr : 0);
+	if (r->to.sym[0] || r->to.src[0]) {
+		fputs("  ", out);
+		put(out, pc, C_SYM, r->to.sym, r->to.src[0] ? w->tsym : 0);
+	}
 	if (r->to.src[0]) {
 		fputs("  ", out);
 		put(out, pc, C_SRC, r->to.src, 0);
@@ -297,8 +301,10 @@ void print_stop(FILE *out, const struct bt_stop *stop,
 	describe(pc, stop->pc, 1, &d);
 	fputs("   => ", out);
 	put(out, pc, C_DIM, d.addr, 0);
-	fputs("  ", out);
-	put(out, pc, C_SYM, d.sym, 0);
+	if (d.sym[0]) {
+		fputs("  ", out);
+		put(out, pc, C_SYM, d.sym, 0);
+	}
 	if (d.src[0]) {
 		fputs("  ", out);
 		put(out, pc, C_SRC, d.src, 0);
@@ -383,9 +389,9 @@ static void json_branch(FILE *out, const struct bt_branch *br,
 		print_json_string(out, bt_gap_reason_name(br->gap));
 	}
 	fputs(", \"from_sym\": ", out);
-	print_json_string(out, br->from ? from.sym : NULL);
+	print_json_string(out, br->from ? nonempty(from.sym) : NULL);
 	fputs(", \"to_sym\": ", out);
-	print_json_string(out, br->to ? to.sym : NULL);
+	print_json_string(out, br->to ? nonempty(to.sym) : NULL);
 	fputs(", \"from_src\": ", out);
 	print_json_string(out, nonempty(from.src));
 	fputs(", \"to_src\": ", out);
@@ -433,7 +439,7 @@ void print_json_stop(FILE *out, const struct bt_stop *stop,
 	else
 		fputs(", \"addr\": null", out);
 	fputs(", \"sym\": ", out);
-	print_json_string(out, stop->pc ? d.sym : NULL);
+	print_json_string(out, stop->pc ? nonempty(d.sym) : NULL);
 	fputs(", \"src\": ", out);
 	print_json_string(out, nonempty(d.src));
 	fputs(", \"insn\": ", out);
