@@ -219,6 +219,33 @@ static int launch_error(const char *prog, int backend, int err)
 	return EXIT_FAIL;
 }
 
+/*
+ * With --backend auto, say on stderr which backend was taken when it is
+ * not the best one, and why the better ones were passed over: the
+ * software backend is orders of magnitude slower.
+ */
+static void say_backend(const struct bt_target *t)
+{
+	static const int better[] = { BT_BACKEND_PT, BT_BACKEND_BTS };
+	int chosen = bt_target_backend(t);
+	char why[256], reasons[600] = "";
+	size_t i, len = 0;
+
+	for (i = 0; i < BT_ARRAY_SIZE(better) && better[i] != chosen; i++) {
+		why[0] = '\0';
+		if (bt_backend_probe(better[i], why, sizeof(why)) < 0 &&
+		    len < sizeof(reasons))
+			len += snprintf(reasons + len, sizeof(reasons) - len,
+					"%s%s: %s", len ? "; " : " (",
+					bt_backend_name(better[i]),
+					why[0] ? why : "not available");
+	}
+	if (chosen == BT_BACKEND_PT)
+		return;
+	fprintf(stderr, "btrace: using the %s backend%s%s\n",
+		bt_target_backend_name(t), reasons, len ? ")" : "");
+}
+
 static ssize_t read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	return bt_target_read(ctx, addr, buf, len);
@@ -345,6 +372,8 @@ int cmd_run(int argc, char **argv)
 	if (ret < 0)
 		return launch_error(argv[optind], o.backend, ret);
 
+	if (o.backend == BT_BACKEND_AUTO)
+		say_backend(t);
 	running = t;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
