@@ -316,6 +316,16 @@ void print_stop(FILE *out, const struct bt_stop *stop,
 	fputc('\n', out);
 }
 
+/* Branches in @hist, gaps not counted. */
+static size_t count_branches(const struct bt_history *hist)
+{
+	size_t i, n = 0;
+
+	for (i = 0; hist && i < hist->count; i++)
+		n += hist->branch[i].kind != BT_BR_GAP;
+	return n;
+}
+
 void print_report_text(FILE *out, const struct print_report *r,
 		       const struct print_ctx *pc)
 {
@@ -327,7 +337,7 @@ void print_report_text(FILE *out, const struct print_report *r,
 		if (pc->color)
 			fputs(colors[C_HEAD], out);
 		fprintf(out, "last %zu branches of thread %d, oldest first",
-			hist ? hist->count : 0, r->threads[i].tid);
+			count_branches(hist), r->threads[i].tid);
 		if (hist && hist->lost)
 			fprintf(out, " (%" PRIu64 " older ones overwritten)",
 				hist->lost);

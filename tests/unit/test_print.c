@@ -64,7 +64,7 @@ static void report_text(void **state)
 	char *out = render(print_report_text, &stop, 0), *line, *save;
 	int arrows = -1, n = 0;
 
-	assert_non_null(strstr(out, "last 4 branches of thread 42, oldest first (7 older ones overwritten):\n"));
+	assert_non_null(strstr(out, "last 3 branches of thread 42, oldest first (7 older ones overwritten):\n"));
 	assert_non_null(strstr(out, "  -4  -- gap: overflow --\n"));
 	assert_non_null(strstr(out, "call 0x1010"));
 	assert_non_null(strstr(out, "jmp rax"));
