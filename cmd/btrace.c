@@ -15,6 +15,7 @@ static int cmd_version(int argc, char **argv);
 static const struct cmd_entry commands[] = {
 	{ "help", cmd_help, "show this help" },
 	{ "version", cmd_version, "print the version" },
+	{ "doctor", cmd_doctor, "what can trace on this machine, and why not" },
 };
 
 static void usage(FILE *f)
