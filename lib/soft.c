@@ -41,6 +41,7 @@ struct soft_thread {
 	int stepping;		/* a step is outstanding */
 	int entering;		/* that step enters a signal handler */
 	uint32_t ninsn;		/* instructions since the last branch */
+	uint64_t sysno;		/* rax when the step was issued */
 };
 
 /*
@@ -108,7 +109,7 @@ static void soft_signalled(struct bt_target *t, struct bt_thread *th)
 static int soft_step(struct bt_target *t, struct bt_thread *th, int sig)
 {
 	struct soft_thread *st = th->bk;
-	uint64_t pc;
+	struct user_regs_struct regs;
 	int ret;
 
 	/*
@@ -119,11 +120,12 @@ static int soft_step(struct bt_target *t, struct bt_thread *th, int sig)
 	if (st->stepping && th->why == BT_TS_SIGNAL)
 		soft_signalled(t, th);
 	if (!st->stepping) {
-		ret = bt_thread_pc(th, &pc);
+		ret = bt_thread_regs(th, &regs);
 		if (ret < 0)
 			return ret;
-		st->pc = pc;
-		soft_decode(t, pc, &st->insn);
+		st->pc = regs.rip;
+		st->sysno = regs.rax;
+		soft_decode(t, st->pc, &st->insn);
 		st->stepping = 1;
 	}
 	if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, sig) < 0)
@@ -174,7 +176,7 @@ static int soft_syscall_done(struct bt_target *t, struct bt_thread *th,
 	if (regs->rip == st->pc + st->insn.len)
 		return 0;
 	return soft_record(t, th, regs->rip, BT_BR_SYSRET,
-			   regs->orig_rax == SYS_rt_sigreturn ?
+			   st->sysno == SYS_rt_sigreturn ?
 				   BT_BRF_SIGRETURN : 0);
 }
 
@@ -194,6 +196,13 @@ static int soft_trap(struct bt_target *t, struct bt_thread *th,
 	if (bt_thread_regs(th, &regs) < 0)
 		return 0;
 	st->stepping = 0;
+	/*
+	 * The syscall-exit report of a syscall the thread was inside when
+	 * the step was issued (exec at launch, an event stop): nothing ran.
+	 */
+	if (si->si_code == TRAP_BRKPT && regs.rip == st->pc &&
+	    st->insn.iclass != BT_INSN_SYSCALL && !st->entering)
+		return 1;
 	t->stats.instructions++;
 	if (st->entering) {
 		t->stats.instructions--;

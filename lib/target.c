@@ -40,6 +40,7 @@
 	 PTRACE_O_TRACESYSGOOD)
 
 static int target_stop_all(struct bt_target *t);
+static int flush_traps(struct bt_target *t);
 static int break_poke(struct bt_target *t, struct bt_break *b, int insert);
 
 /* Threads */
@@ -651,7 +652,7 @@ static int step_over(struct bt_target *t, struct bt_thread *th)
 	struct bt_break *b = break_at(t, th->at_break);
 	struct bt_stop ignored;
 	int sig = th->sig, status, ret;
-	pid_t who;
+	pid_t who = 0;
 
 	th->at_break = 0;
 	if (!b)
@@ -702,7 +703,7 @@ static int target_stop_all(struct bt_target *t)
 	struct bt_stop ignored;
 	int status, ret;
 	size_t i;
-	pid_t who;
+	pid_t who = 0;
 
 	for (i = 0; i < t->nthreads; i++) {
 		struct bt_thread *th = t->threads[i];
@@ -720,6 +721,38 @@ static int target_stop_all(struct bt_target *t)
 		if (ret == 0)
 			continue;
 		ret = on_wait(t, who, status, 1, &ignored);
+		if (ret < 0)
+			return ret;
+	}
+	return flush_traps(t);
+}
+
+/*
+ * A thread stopped by PTRACE_INTERRUPT may have the SIGTRAP of a step that
+ * completed just before still queued (job control traps come before
+ * signals).  Left there it would reach the program after a detach: let it
+ * come out now, which stops again before any instruction runs.
+ */
+static int flush_traps(struct bt_target *t)
+{
+	struct bt_stop ignored;
+	int status, ret;
+	size_t i;
+	pid_t who = 0;
+
+	for (i = 0; i < t->nthreads; i++) {
+		struct bt_thread *th = t->threads[i];
+
+		if (th->state != BT_TH_STOPPED || th->why != BT_TS_INTERRUPT ||
+		    !(proc_sigmask(t->pid, th->tid, "SigPnd") &
+		      (1ull << (SIGTRAP - 1))))
+			continue;
+		ret = thread_resume_plain(t, th);
+		while (ret == 0 &&
+		       (ret = target_wait(t, th->tid, &who, &status)) == 0)
+			;
+		if (ret > 0)
+			ret = on_wait(t, who, status, 1, &ignored);
 		if (ret < 0)
 			return ret;
 	}
@@ -798,7 +831,7 @@ static int cont_loop(struct bt_target *t, struct bt_stop *stop)
 {
 	struct bt_thread *th;
 	int status, ret;
-	pid_t who;
+	pid_t who = 0;
 
 	for (;;) {
 		if (t->interrupt) {
@@ -1055,10 +1088,11 @@ static int target_alloc(const struct bt_target_opts *o, struct bt_target **out)
 		t->opts.buffer_size = BT_DEFAULT_BUFFER_SIZE;
 	if (t->opts.buffer_size < 64 ||
 	    (t->opts.buffer_size & (t->opts.buffer_size - 1))) {
+		ret = bt_fail(bte_invalid, 0,
+			      "buffer size %zu is not a power of two",
+			      t->opts.buffer_size);
 		free(t);
-		return bt_fail(bte_invalid, 0,
-			       "buffer size %zu is not a power of two",
-			       t->opts.buffer_size);
+		return ret;
 	}
 	t->tracer = syscall(SYS_gettid);
 	ret = bt_backend_select(&t->opts, &t->ops);
@@ -1547,6 +1581,7 @@ int bt_target_finish(struct bt_target *t, int *wstatus)
 int bt_target_kill(struct bt_target *t)
 {
 	int status;
+	size_t i;
 	pid_t r;
 
 	if (!t)
@@ -1554,12 +1589,21 @@ int bt_target_kill(struct bt_target *t)
 	if (t->gone || (!t->traced && !t->launched))
 		return 0;
 	kill(t->pid, SIGKILL);
+	/* A thread in some ptrace-stops (exec) only dies once resumed. */
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i]->state == BT_TH_STOPPED)
+			ptrace(PTRACE_CONT, t->threads[i]->tid, 0, 0);
 	while (threads_alive(t) || (t->launched && !t->have_wstatus)) {
 		r = waitpid(t->launched ? -1 : t->pid, &status, __WALL);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
+		}
+		if (WIFSTOPPED(status)) {
+			/* PTRACE_EVENT_EXIT still stops a killed thread. */
+			ptrace(PTRACE_CONT, r, 0, 0);
+			continue;
 		}
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			struct bt_stop ignored;
