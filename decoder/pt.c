@@ -783,22 +783,39 @@ static int brvec_prepend(struct bt_brvec *vec, struct bt_brvec *older)
 }
 
 /*
- * The last @last entries: stretches between PSBs, newest first, found by
- * stepping a decoder backwards over the PSBs.
+ * The offset of the last PSB starting before @end, or -1.  (libipt's
+ * sync_backward can loop forever on overlapping PSB patterns in corrupt
+ * data; a plain search cannot.)  In a run of the pattern the PSB is the
+ * earliest full one.
  */
+static int64_t psb_before(const uint8_t *data, uint64_t end)
+{
+	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82 };
+	int64_t p;
+
+	for (p = (int64_t)end - 16; p >= 0; p--) {
+		if (data[p] != 0x02 || memcmp(data + p, psb, sizeof(psb)))
+			continue;
+		while (p >= 2 && !memcmp(data + p - 2, psb, sizeof(psb)))
+			p -= 2;
+		return p;
+	}
+	return -1;
+}
+
+/* The last @last entries: stretches between PSBs, newest first. */
 static int pt_decode_last(const struct bt_capture *cap,
 			  struct bt_image *image, size_t last,
 			  struct bt_brvec *out, uint64_t *start)
 {
-	struct pt_block_decoder *sync = pt_decoder(cap, image, cap->size);
-	uint64_t end = cap->size, begin, first_ip = 0;
+	uint64_t end = cap->size, first_ip = 0;
+	int64_t begin;
 	int err = 0;
 
-	if (!sync)
-		return bt_fail(bte_nomem, ENOMEM, "pt decoder");
 	*start = end;
-	while (out->n < last && pt_blk_sync_backward(sync) >= 0 &&
-	       pt_blk_get_sync_offset(sync, &begin) >= 0 && begin < end) {
+	while (out->n < last && (begin = psb_before(cap->data, end)) >= 0) {
 		struct bt_brvec older = { 0 };
 
 		err = pt_decode_stretch(cap, image, begin, end, &older,
@@ -810,7 +827,6 @@ static int pt_decode_last(const struct bt_capture *cap,
 			break;
 		*start = end = begin;
 	}
-	pt_blk_free_decoder(sync);
 	return err;
 }
 
