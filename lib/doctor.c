@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -313,6 +314,7 @@ static void verdict(struct bt_doctor *d, int backend, const char *name,
 				 "%s", value);
 
 	d->usable[backend] = ok;
+	d->error[backend] = ok ? 0 : -bte_nosys;
 	if (ok) {
 		d->why[backend][0] = '\0';
 		return;
@@ -320,6 +322,7 @@ static void verdict(struct bt_doctor *d, int backend, const char *name,
 	REMEDY(c, "%s", remedy);
 	if (!strncmp(value, "no: ", 4))
 		value += 4;
+	snprintf(d->reason[backend], sizeof(d->reason[backend]), "%s", value);
 	snprintf(d->why[backend], sizeof(d->why[backend]), "%s; %s", value,
 		 remedy);
 }
@@ -373,6 +376,8 @@ static void eval_pt(const struct bt_host *h, struct bt_doctor *d)
 		return;
 	}
 	verdict(d, BT_BACKEND_PT, "intel_pt", 0, value, remedy);
+	if (!perf_allowed(h) || h->pt_open == -EACCES || h->pt_open == -EPERM)
+		d->error[BT_BACKEND_PT] = -bte_perm;
 }
 
 static void eval_bts(const struct bt_host *h, struct bt_doctor *d)
@@ -412,6 +417,10 @@ static void eval_bts(const struct bt_host *h, struct bt_doctor *d)
 		return;
 	}
 	verdict(d, BT_BACKEND_BTS, "bts", 0, value, remedy);
+	if (h->cpu.vendor == BT_CPU_INTEL && h->cpuid_ds && h->pmu_core &&
+	    (!perf_allowed(h) || h->bts_open == -EACCES ||
+	     h->bts_open == -EPERM))
+		d->error[BT_BACKEND_BTS] = -bte_perm;
 }
 
 static const struct bt_check *find_check(const struct bt_doctor *d,
@@ -456,12 +465,19 @@ void bt_doctor_eval(const struct bt_host *h, struct bt_doctor *d)
 			 "ptrace is not allowed; %s", why);
 		snprintf(d->why[BT_BACKEND_BTS], sizeof(d->why[0]), "%s",
 			 d->why[BT_BACKEND_PT]);
+		snprintf(d->reason[BT_BACKEND_PT], sizeof(d->reason[0]),
+			 "ptrace is not allowed");
+		snprintf(d->reason[BT_BACKEND_BTS], sizeof(d->reason[0]),
+			 "ptrace is not allowed");
+		d->error[BT_BACKEND_PT] = d->error[BT_BACKEND_BTS] = -bte_perm;
 	}
-	if (ptrace_ok)
+	if (ptrace_ok) {
 		verdict(d, BT_BACKEND_SOFT, "soft", 1, "yes (ptrace stepping)", "");
-	else
+	} else {
 		verdict(d, BT_BACKEND_SOFT, "soft", 0, "no: ptrace is not allowed",
-			"see ptrace_scope above");
+			find_check(d, "ptrace_scope")->remedy);
+		d->error[BT_BACKEND_SOFT] = -bte_perm;
+	}
 	d->usable[BT_BACKEND_AUTO] = d->usable[BT_BACKEND_PT] ||
 				     d->usable[BT_BACKEND_BTS] ||
 				     d->usable[BT_BACKEND_SOFT];
@@ -470,4 +486,60 @@ void bt_doctor_eval(const struct bt_host *h, struct bt_doctor *d)
 int bt_doctor_hw_usable(const struct bt_doctor *d)
 {
 	return d->usable[BT_BACKEND_PT] || d->usable[BT_BACKEND_BTS];
+}
+
+int bt_doctor_probe(int backend, char *why, size_t size)
+{
+	struct bt_doctor *d;
+	struct bt_host h;
+	int ret;
+
+	if (backend <= BT_BACKEND_AUTO || backend >= BT_BACKEND_MAX)
+		return bt_fail(bte_invalid, 0, "backend %d", backend);
+	d = malloc(sizeof(*d));
+	if (!d)
+		return bt_fail(bte_nomem, 0, "doctor");
+	bt_host_read(&h);
+	bt_doctor_eval(&h, d);
+	ret = d->error[backend];
+	if (why && size)
+		snprintf(why, size, "%s", d->why[backend]);
+	if (ret)
+		bt_fail(ret, 0, "%s", d->why[backend]);
+	free(d);
+	return ret;
+}
+
+int bt_doctor_auto(char *why, size_t size)
+{
+	static const int order[] = { BT_BACKEND_PT, BT_BACKEND_BTS,
+				     BT_BACKEND_SOFT };
+	struct bt_doctor *d;
+	struct bt_host h;
+	size_t i, len = 0;
+	int ret = -bte_nosys;
+
+	d = malloc(sizeof(*d));
+	if (!d)
+		return bt_fail(bte_nomem, 0, "doctor");
+	bt_host_read(&h);
+	bt_doctor_eval(&h, d);
+	if (why && size)
+		why[0] = '\0';
+	for (i = 0; i < BT_ARRAY_SIZE(order); i++) {
+		if (d->usable[order[i]]) {
+			ret = order[i];
+			break;
+		}
+		if (why && size && len < size)
+			len += (size_t)snprintf(why + len, size - len, "%s%s: %s",
+						len ? "; " : "",
+						order[i] == BT_BACKEND_PT ? "pt" :
+						order[i] == BT_BACKEND_BTS ? "bts" :
+						"soft", d->reason[order[i]]);
+	}
+	if (ret < 0)
+		bt_fail(ret, 0, "no backend can trace here");
+	free(d);
+	return ret;
 }

@@ -83,6 +83,10 @@ static void eval_amd(void **state)
 	assert_true(d.usable[BT_BACKEND_SOFT]);
 	assert_non_null(strstr(d.why[BT_BACKEND_BTS], "AMD CPUs have no BTS"));
 	assert_non_null(strstr(d.why[BT_BACKEND_PT], "no Intel PT"));
+	assert_int_equal(d.error[BT_BACKEND_PT], -bte_nosys);
+	assert_int_equal(d.error[BT_BACKEND_BTS], -bte_nosys);
+	assert_int_equal(d.error[BT_BACKEND_SOFT], 0);
+	assert_string_equal(d.reason[BT_BACKEND_BTS], "AMD CPUs have no BTS");
 	assert_remedies(&d);
 }
 
@@ -116,6 +120,8 @@ static void eval_paranoid(void **state)
 	assert_int_equal(find(&d, "perf_event_paranoid")->state, BT_CHECK_NO);
 	assert_non_null(strstr(d.why[BT_BACKEND_PT], "perf_event_paranoid is 3"));
 	assert_non_null(strstr(d.why[BT_BACKEND_PT], "perf_event_paranoid=2"));
+	assert_int_equal(d.error[BT_BACKEND_PT], -bte_perm);
+	assert_int_equal(d.error[BT_BACKEND_BTS], -bte_perm);
 	assert_remedies(&d);
 	h.cap_eff = 1ull << BT_CAP_PERFMON;
 	bt_doctor_eval(&h, &d);
@@ -205,8 +211,31 @@ static void host_read(void **state)
 	assert_int_equal(h.pmu_pt, stat("/sys/bus/event_source/devices/intel_pt",
 					 &st) == 0);
 	bt_doctor_eval(&h, &d);
-	if (!h.pmu_pt)
+	if (!h.pmu_pt) {
+		char why[512];
+
 		assert_false(d.usable[BT_BACKEND_PT]);
+		/* the probe says the same, with the reason */
+		assert_int_equal(bt_doctor_probe(BT_BACKEND_PT, why, sizeof(why)),
+				 d.error[BT_BACKEND_PT]);
+		assert_string_equal(why, d.why[BT_BACKEND_PT]);
+	}
+	assert_int_equal(bt_doctor_probe(BT_BACKEND_AUTO, NULL, 0), -bte_invalid);
+	/* auto takes the first usable of pt, bts, soft, and says why */
+	{
+		char why[1024];
+		int b = bt_doctor_auto(why, sizeof(why));
+
+		if (d.usable[BT_BACKEND_PT]) {
+			assert_int_equal(b, BT_BACKEND_PT);
+			assert_string_equal(why, "");
+		} else {
+			assert_memory_equal(why, "pt: ", 4);
+			assert_non_null(strstr(why, d.reason[BT_BACKEND_PT]));
+			assert_int_equal(b, d.usable[BT_BACKEND_BTS] ?
+				 BT_BACKEND_BTS : BT_BACKEND_SOFT);
+		}
+	}
 	if (h.cpu.vendor != BT_CPU_INTEL)
 		assert_false(d.usable[BT_BACKEND_BTS]);
 	assert_remedies(&d);

@@ -48,6 +48,10 @@ static int setup(void **state)
 	put("format/split", "config1:0,2-3\n");
 	put("format/wide", "config2:0-63\n");
 	put("format/bad", "confix:1\n");
+	put("format/noretcomp", "config:11\n");
+	put("format/tsc", "config:10\n");
+	put("format/mtc", "config:9\n");
+	put("format/cyc", "config:1\n");
 	put("caps/psb_cyc", "1\n");
 	put("caps/psb_periods", "3f\n");
 	return 0;
@@ -139,6 +143,67 @@ static void pmu_caps(void **state)
 	assert_int_equal(bt_pmu_type("/nonexistent/pmu"), -bte_noent);
 }
 
+/* The PT attr from the PMU's own terms: user space, branches, PSB 4K. */
+static void pt_attr(void **state)
+{
+	struct perf_event_attr attr;
+
+	assert_int_equal(bt_pt_attr_init(&attr, dir), 0);
+	assert_int_equal(attr.type, 8);
+	assert_int_equal(attr.size, sizeof(attr));
+	assert_true(attr.exclude_kernel && attr.exclude_hv);
+	assert_false(attr.inherit);
+	/* pt, branch, psb_period 1 (4 KiB: bit 1 of psb_periods 0x3f) */
+	assert_int_equal(attr.config, 1 | 1 << 13 | 1 << 24);
+	/* only 8K and more on offer: the densest of them */
+	put("caps/psb_periods", "3c\n");
+	assert_int_equal(bt_pt_attr_init(&attr, dir), 0);
+	assert_int_equal(attr.config, 1 | 1 << 13 | 2 << 24);
+	/* no configurable period: the term is left alone */
+	put("caps/psb_cyc", "0\n");
+	assert_int_equal(bt_pt_attr_init(&attr, dir), 0);
+	assert_int_equal(attr.config, 1 | 1 << 13);
+	put("caps/psb_cyc", "1\n");
+	put("caps/psb_periods", "3f\n");
+}
+
+static void pt_attr_null(void **state)
+{
+	struct perf_event_attr attr;
+
+	assert_int_equal(bt_pt_attr_init(&attr, "/nonexistent/intel_pt"),
+			 -bte_noent);
+}
+
+static void bts_attr(void **state)
+{
+	struct perf_event_attr attr;
+
+	bt_bts_attr_init(&attr);
+	assert_int_equal(attr.type, PERF_TYPE_HARDWARE);
+	assert_int_equal(attr.config, PERF_COUNT_HW_BRANCH_INSTRUCTIONS);
+	assert_int_equal(attr.sample_period, 1);
+	assert_int_equal(attr.sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_ADDR);
+	assert_true(attr.exclude_kernel && attr.exclude_hv);
+	assert_false(attr.freq || attr.write_backward || attr.precise_ip);
+}
+
+/* The PT decoder's parameters: this CPU, the config used. */
+static void pt_params(void **state)
+{
+	struct bt_capture cap;
+	struct bt_cpu cpu;
+
+	memset(&cap, 0, sizeof(cap));
+	bt_perf_pt_params(&cap, 0x2001);
+	bt_cpu_read(&cpu);
+	assert_int_equal(cap.pt_config, 0x2001);
+	assert_int_equal(cap.cpu.vendor, cpu.vendor);
+	assert_int_equal(cap.cpu.family, cpu.family);
+	assert_int_equal(cap.cpu.model, cpu.model);
+	assert_int_equal(cap.pt_mtc_freq, 0);
+}
+
 /* The real sysfs of this host: the software PMU is type 1 everywhere. */
 static void pmu_type_real(void **state)
 {
@@ -154,6 +219,10 @@ int main(void)
 		cmocka_unit_test(term_set_null),
 		cmocka_unit_test(pmu_caps),
 		cmocka_unit_test(pmu_type_real),
+		cmocka_unit_test(pt_attr),
+		cmocka_unit_test(pt_attr_null),
+		cmocka_unit_test(bts_attr),
+		cmocka_unit_test(pt_params),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -71,11 +71,28 @@ struct bt_doctor {
 	size_t count;
 	/* Per enum bt_backend (AUTO unused): usable, else why not + remedy. */
 	int usable[BT_BACKEND_MAX];
+	int error[BT_BACKEND_MAX];	/* 0, -bte_perm or -bte_nosys */
 	char why[BT_BACKEND_MAX][512];
+	char reason[BT_BACKEND_MAX][160];	/* why, short: no remedy */
 };
 
 /* Evaluate @host into @doc (pure: no system access). */
 void bt_doctor_eval(const struct bt_host *host, struct bt_doctor *doc);
+
+/*
+ * Gather this host's facts and judge @backend: 0 if usable, else -bte_perm
+ * (a permission or limit can be lifted) or -bte_nosys (no such hardware or
+ * kernel support), with the reason and its remedy in @why.  The probe of
+ * the pt and bts backends behind bt_backend_probe().
+ */
+int bt_doctor_probe(int backend, char *why, size_t size);
+
+/*
+ * The backend --backend auto takes here (pt, then bts, then soft; -bte_nosys
+ * if none can trace) and, in @why, what it passed over and why: "pt: no
+ * Intel PT ...; bts: ...", or "" when pt itself is usable.
+ */
+int bt_doctor_auto(char *why, size_t size);
 
 /* Whether any hardware backend (pt, bts) is usable. */
 int bt_doctor_hw_usable(const struct bt_doctor *doc);
