@@ -123,6 +123,29 @@ demo: all
 bench: all $(BENCH_BIN)
 	$(Q)bench/run $(BENCH_BIN)
 
+# libFuzzer targets (tests/fuzz/fuzz_*.c) over a sanitized copy of the
+# libraries, seeded from synthesized traces, FUZZ_TIME seconds each.
+FUZZ_CC    ?= clang
+FUZZ_TIME  ?= 60
+FUZZ_SAN   := -fsanitize=address,undefined
+FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_OBJ   := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(DEC_SRC) $(LIB_SRC) \
+              $(wildcard tests/tools/synth/*.c))
+FUZZ_LIB   := $(BUILD)/fuzz/libfuzzbt.a
+
+$(BUILD)/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
+$(FUZZ_LIB): $(FUZZ_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
+	@$(if $(Q),echo "  FUZZ    $<")
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(LIBS)
+
+fuzz: all $(FUZZ_BIN)
+	$(Q)tests/fuzz/run $(FUZZ_TIME) $(FUZZ_BIN)
+
 clean:
 	rm -rf $(BUILD)
 

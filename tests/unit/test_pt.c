@@ -71,6 +71,19 @@ static struct bt_history *decode(struct trace *t, uint8_t *data, size_t size,
 	return h;
 }
 
+static struct bt_history *decode_full(struct trace *t, uint8_t *data,
+				      size_t size, size_t last)
+{
+	struct bt_capture cap = { .format = BT_FMT_PT, .data = data,
+				  .size = size };
+	struct bt_decode_opts opts = { sizeof(opts), last, t->image };
+	struct bt_history *h = calloc(1, sizeof(*h));
+
+	assert_non_null(h);
+	assert_int_equal(bt_decode_pt_full(&cap, &opts, h), 0);
+	return h;
+}
+
 static void expect_same(const struct bt_branch *want, size_t nwant,
 			const struct bt_history *h)
 {
@@ -106,6 +119,10 @@ static void decode_all(void **state)
 		trace_make(&t, 100 + i, 4000, periods[i % 4], i % 3, 0.004);
 		h = decode(&t, t.st.buf, t.st.size, 0);
 		expect_same(t.truth, t.n, h);
+		bt_history_free(h);
+		/* Decoding everything to keep the last N: the same tail. */
+		h = decode_full(&t, t.st.buf, t.st.size, 300);
+		expect_same(t.truth + t.n - 300, 300, h);
 		bt_history_free(h);
 		trace_free(&t);
 	}
