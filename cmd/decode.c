@@ -124,7 +124,8 @@ static void print_branch(const struct bt_branch *br, int json, int first)
 		       br->to, bt_branch_kind_name(br->kind));
 		if (br->kind == BT_BR_GAP)
 			printf(",\"gap\":\"%s\"", bt_gap_reason_name(br->gap));
-		printf(",\"ninsn\":%u}", br->ninsn);
+		printf(",\"ninsn\":%u,\"from_sym\":null,\"to_sym\":null}",
+		       br->ninsn);
 		return;
 	}
 	if (br->kind == BT_BR_GAP) {
@@ -149,13 +150,17 @@ static int print_branches(const struct bt_capture *cap,
 			bt_errstr(err));
 		return EXIT_FAIL;
 	}
+	/* The document btrace run writes, with one thread of no process. */
 	if (a->json)
-		printf("{\"format\":\"%s\",\"branches\":[",
-		       bt_format_name(cap->format));
+		printf("{\"btrace\":1,\"backend\":\"%s\",\"pid\":null,"
+		       "\"stop\":null,\"threads\":[{\"tid\":null,\"lost\":%"
+		       PRIu64 ",\"branches\":[", bt_format_name(cap->format),
+		       hist->lost);
 	for (i = 0; i < hist->count; i++)
 		print_branch(&hist->branch[i], a->json, !i);
 	if (a->json)
-		printf("],\"count\":%zu}\n", hist->count);
+		printf("]}],\"stats\":{\"instructions\":%" PRIu64
+		       ",\"branches\":%zu}}\n", hist->ninsn, hist->count);
 	bt_history_free(hist);
 	return 0;
 }

@@ -32,7 +32,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 want = [l.strip() for l in open(sys.argv[2])]
 got = ["[gap]" if b["kind"] == "gap" else "%s -> %s" % (b["from"], b["to"])
-       for b in d["branches"]]
+       for b in d["threads"][0]["branches"]]
 assert got == want, "json differs"
 ' "$dir/out.json" "$dir/truth.txt"
 
