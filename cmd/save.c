@@ -43,7 +43,13 @@ static void prog_name(pid_t pid, char *buf, size_t size)
 	}
 	exe[n] = '\0';
 	base = strrchr(exe, '/');
-	snprintf(buf, size, "%s", base ? base + 1 : exe);
+	base = base ? base + 1 : exe;
+	if (strlen(base) >= size)
+		n = size - 1;
+	else
+		n = strlen(base);
+	memcpy(buf, base, n);
+	buf[n] = '\0';
 	/* " (deleted)" and the like are not part of a file name */
 	buf[strcspn(buf, " /")] = '\0';
 }
