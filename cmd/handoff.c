@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,11 @@ int attach_handoff(struct bt_target *t, const struct handoff_opts *o)
 		if (insert_break(t, &st, o->breaks[i]) < 0)
 			goto err;
 	bt_symtab_free(st);
+	/*
+	 * The debugger left the process in a SIGSTOP group stop so that it
+	 * ran nothing untraced; end that stop now that btrace holds it.
+	 */
+	kill(bt_target_pid(t), SIGCONT);
 	ret = bt_target_cont(t, &stop);
 	if (ret < 0) {
 		fprintf(stderr, "btrace: tracing %d failed: %s\n",

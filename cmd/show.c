@@ -265,6 +265,34 @@ static int print_insn(uint64_t addr, int gap, void *arg)
 	return 0;
 }
 
+/*
+ * The instructions after the last branch, up to where the thread stopped:
+ * straight-line code by definition, walked through the image.
+ */
+static void print_tail(struct insn_ctx *ic, const struct bt_history *hist,
+		       uint64_t stop_pc)
+{
+	uint8_t code[BT_INSN_MAX_LEN];
+	struct bt_insn insn;
+	uint64_t pc;
+	int n, guard;
+
+	if (!hist || !hist->count || !stop_pc || !ic->s->pc.dis)
+		return;
+	pc = hist->branch[hist->count - 1].to;
+	for (guard = 0; pc && guard < 100000; guard++) {
+		print_insn(pc, 0, ic);
+		if (pc == stop_pc)
+			return;
+		n = bt_image_read(ic->s->image, pc, code, sizeof(code));
+		if (n <= 0 || bt_insn_decode(ic->s->pc.dis, code, n, pc,
+					     &insn) < 0 ||
+		    insn.iclass != BT_INSN_OTHER)
+			return;
+		pc += insn.len;
+	}
+}
+
 static int show_insns(struct show *s, const struct show_opts *o)
 {
 	struct bt_decode_opts dopts = { .size = sizeof(dopts), .last = o->last,
@@ -284,6 +312,8 @@ static int show_insns(struct show *s, const struct show_opts *o)
 				s->threads[i].tid, bt_errstr(ret));
 			return ret;
 		}
+		if (s->threads[i].tid == s->trace->stop.tid)
+			print_tail(&ic, s->threads[i].hist, s->trace->stop.pc);
 	}
 	return 0;
 }
