@@ -36,6 +36,15 @@ expect "$work/crash.out" "^ *[0-9]+ +    store_value  at crash_null.c:11" "btrac
 grep -q Traceback "$work/crash.out" && fail "a Python traceback"
 no_leftovers "$prog"
 
+# 1b. Threads: the crash in a thread is reported in that thread, with
+#     that thread's branches.
+gdbrun "$work/thr.out" -ex "file $TARGETS/thread_crash" -ex start \
+	-ex "btrace continue" -ex "btrace last 2" -ex "info threads" -ex kill
+expect "$work/thr.out" "^Thread [0-9]+ .* received signal SIGSEGV" "no SIGSEGV in a thread"
+expect "$work/thr.out" "^\* +[0-9]+ +Thread .* in crash_here " "the crashing thread is not selected"
+expect "$work/thr.out" "^ *-1 +call .*crasher.* -> 0x[0-9a-f]+ crash_here \(thread_crash.c:22\)" "not the crashing thread's branches"
+no_leftovers "$TARGETS/thread_crash"
+
 # 2. abort(): a sent signal, re-sent at the hand-back.
 gdbrun "$work/abort.out" -ex "file $TARGETS/abort" -ex start \
 	-ex "btrace continue" -ex "btrace last 4" -ex "bt" -ex kill
