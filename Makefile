@@ -48,6 +48,9 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TGT_BIN  := $(TGT_SRC:tests/targets/%.c=$(BUILD)/targets/%)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+# Test support linked into unit tests, tools, benchmarks and fuzz targets:
+# the trace synthesizer (tests/tools/synth/).
+SYNTH_OBJ:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/tools/synth/*.c))
 
 .PHONY: all deps check unit e2e demo bench fuzz clean format
 all: deps $(BTRACE) $(TGT_BIN) $(TOOL_BIN)
@@ -82,18 +85,18 @@ $(BTRACE): $(CMD_OBJ) $(LIBDEC) $(LIBBT)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CMD_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIBDEC) $(LIBBT)
+$(BUILD)/tests/%: tests/unit/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(LIBDEC) $(LIBBT) $(LIBS) $(TESTLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS) $(TESTLIBS)
 
-$(BUILD)/tools/%: tests/tools/%.c $(LIBDEC) $(LIBBT)
+$(BUILD)/tools/%: tests/tools/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(LIBDEC) $(LIBBT) $(LIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
 
-$(BUILD)/bench/%: bench/%.c $(LIBDEC) $(LIBBT)
+$(BUILD)/bench/%: bench/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(LIBDEC) $(LIBBT) $(LIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
 
 # Test targets: real programs with known control flow, built without
 # optimisation so their branches match the source, with debug info.
@@ -119,6 +122,29 @@ demo: all
 
 bench: all $(BENCH_BIN)
 	$(Q)bench/run $(BENCH_BIN)
+
+# libFuzzer targets (tests/fuzz/fuzz_*.c) over a sanitized copy of the
+# libraries, seeded from synthesized traces, FUZZ_TIME seconds each.
+FUZZ_CC    ?= clang
+FUZZ_TIME  ?= 60
+FUZZ_SAN   := -fsanitize=address,undefined
+FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_OBJ   := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(DEC_SRC) $(LIB_SRC) \
+              $(wildcard tests/tools/synth/*.c))
+FUZZ_LIB   := $(BUILD)/fuzz/libfuzzbt.a
+
+$(BUILD)/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
+$(FUZZ_LIB): $(FUZZ_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
+	@$(if $(Q),echo "  FUZZ    $<")
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(LIBS)
+
+fuzz: all $(FUZZ_BIN)
+	$(Q)tests/fuzz/run $(FUZZ_TIME) $(FUZZ_BIN)
 
 clean:
 	rm -rf $(BUILD)
