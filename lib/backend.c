@@ -14,6 +14,8 @@
 
 /* In the order auto tries them: hardware first, then software. */
 static const struct bt_backend_ops *const registry[] = {
+	&bt_backend_pt,
+	&bt_backend_bts,
 	&bt_backend_soft_step,
 };
 
@@ -126,8 +128,8 @@ int bt_backend_select(const struct bt_target_opts *o,
 		return 0;
 	}
 	ret = bt_backend_probe(o->backend, why, sizeof(why));
-	if (ret < 0)
-		return ret;
+	if (ret < 0)	/* whatever the cause, this backend is unavailable */
+		return bt_fail(bte_nosys, 0, "%s", why);
 	*out = backend_find(o->backend, o->soft_mode);
 	return 0;
 }

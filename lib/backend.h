@@ -85,5 +85,7 @@ struct bt_backend_ops {
  * backend adds its extern here and one line to that table.
  */
 extern const struct bt_backend_ops bt_backend_soft_step;
+extern const struct bt_backend_ops bt_backend_pt;	/* perf_backend.c */
+extern const struct bt_backend_ops bt_backend_bts;	/* perf_backend.c */
 
 #endif /* BTRACE_BACKEND_H */

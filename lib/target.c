@@ -887,6 +887,9 @@ int bt_target_cont(struct bt_target *t, struct bt_stop *stop)
 		if (ret < 0)
 			return ret;
 	}
+	/* One Ctrl-C may come both ways (btrace's and the program's SIGINT). */
+	if (stop->reason == BT_STOP_INTERRUPT)
+		t->interrupt = 0;
 	if (stop->reason == BT_STOP_INTERRUPT && !stop->signal) {
 		th = thread_main(t);
 		if (th)
@@ -1460,6 +1463,26 @@ static void reap_dying(struct bt_target *t)
 }
 
 /*
+ * A thread that hit one of our int3s while everything was being stopped
+ * holds its SIGTRAP, not yet judged: it is ours, not the program's.
+ * Rewind it before the int3s go, so that nothing of btrace is delivered.
+ */
+static void settle_breaks(struct bt_target *t)
+{
+	struct bt_stop ignored;
+	size_t i;
+
+	for (i = 0; i < t->nthreads; i++) {
+		struct bt_thread *th = t->threads[i];
+
+		if (th->state == BT_TH_STOPPED && th->why == BT_TS_SIGNAL &&
+		    th->sig == SIGTRAP && !th->sig_checked &&
+		    judge_break(t, th, &ignored) == 1)
+			th->at_break = 0;
+	}
+}
+
+/*
  * Detach every stopped thread, each with the signal it was stopped for:
  * a pending signal is delivered as it would have been.  Group-stopped
  * threads stay stopped: the program was stopped.
@@ -1494,6 +1517,7 @@ int bt_target_detach(struct bt_target *t)
 	if (!t->traced || t->gone)
 		return 0;
 	ret = target_stop_all(t);
+	settle_breaks(t);
 	r = breaks_remove_all(t);
 	if (!ret)
 		ret = r;
@@ -1653,6 +1677,7 @@ int bt_target_finish(struct bt_target *t, int *wstatus)
 	}
 	if (t->traced) {
 		ret = target_stop_all(t);
+		settle_breaks(t);
 		breaks_remove_all(t);
 		detach_all(t);
 	}

@@ -60,7 +60,10 @@ static struct bt_history *decode(const struct walk *w,
 	struct bt_history *h = calloc(1, sizeof(*h));
 
 	assert_non_null(h);
-	assert_int_equal(bt_decode_pt(cap, &opts, h), 0);
+	if (cap->format == BT_FMT_PT)
+		assert_int_equal(bt_decode_pt(cap, &opts, h), 0);
+	else
+		assert_int_equal(bt_decode_bts(cap, &opts, h), 0);
 	return h;
 }
 
@@ -143,10 +146,59 @@ static void pipeline_pt(void **state)
 	walk_free(&w);
 }
 
+/*
+ * BTS: every branch of the walk drained in batches into a forward ring
+ * that wraps; the reader's records decode to the walk's tail.
+ */
+static void pipeline_bts(void **state)
+{
+	static const size_t batches[] = { 1, 7, 100, 2560 };
+	static uint64_t br[70000][2];
+	struct walk w;
+	size_t i, k, n, ring = 256 * 1024, keep;
+
+	walk_make(&w, 33, 60000, 0);
+	assert_true(w.n <= BT_ARRAY_SIZE(br));
+	for (k = 0; k < w.n; k++) {
+		br[k][0] = w.truth[k].from;
+		br[k][1] = w.truth[k].to;
+	}
+	for (i = 0; i < BT_ARRAY_SIZE(batches); i++) {
+		struct bt_perf_layout l;
+		struct bt_perf_read r;
+		struct bt_capture cap = { 0 };
+		struct bt_history *h;
+		struct perf_sim s;
+
+		perf_sim_init(&s, ring, 0, 0);
+		perf_sim_layout(&s, &l);
+		for (k = 0; k < w.n; k += n) {
+			n = w.n - k < batches[i] ? w.n - k : batches[i];
+			perf_sim_bts_batch(&s, &br[k], n, 0);
+		}
+		keep = w.n - (w.n * 24 - ring + 23) / 24;
+		assert_int_equal(bt_perf_bts_read(&l, &r), (int)keep);
+		cap.format = BT_FMT_PERF_BTS;
+		cap.data = r.data;
+		cap.size = r.size;
+		cap.lost = r.lost;
+		h = decode(&w, &cap, 0);
+		expect_branches(w.truth + w.n - keep, keep, h);
+		bt_history_free(h);
+		h = decode(&w, &cap, 64);
+		expect_branches(w.truth + w.n - 64, 64, h);
+		bt_history_free(h);
+		bt_perf_read_release(&r);
+		perf_sim_free(&s);
+	}
+	walk_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pipeline_pt),
+		cmocka_unit_test(pipeline_bts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
