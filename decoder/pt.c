@@ -849,6 +849,15 @@ int bt_decode_pt(const struct bt_capture *cap,
 				     &start);
 	else
 		err = pt_decode_all(cap, opts->image, 0, &vec);
+	/* A capture cut short says so at its end. */
+	if (!err && cap->status < 0) {
+		struct bt_branch gap = { .kind = BT_BR_GAP,
+					 .gap = BT_GAP_DECODE };
+
+		gap.from = vec.n ? vec.v[vec.n - 1].to : 0;
+		if (bt_brvec_push(&vec, &gap) < 0)
+			err = bt_fail(bte_nomem, ENOMEM, "branches");
+	}
 	if (err < 0) {
 		bt_brvec_release(&vec);
 		return err;
@@ -864,6 +873,7 @@ struct pt_iwalk {
 	uint64_t skip;		/* transfers to pass before reporting */
 	uint64_t next_ip;	/* where straight-line flow goes */
 	int transfer;		/* the last instruction always branches */
+	enum pt_insn_class last;	/* its class */
 	int ret;
 };
 
@@ -885,6 +895,7 @@ static int iwalk_insn(struct pt_iwalk *w, const struct pt_insn *insn)
 	if (w->skip && (w->transfer || (w->next_ip && insn->ip != w->next_ip)))
 		w->skip--;
 	w->next_ip = insn->ip + insn->size;
+	w->last = insn->iclass;
 	w->transfer = insn->iclass != ptic_other &&
 		      insn->iclass != ptic_cond_jump &&
 		      insn->iclass != ptic_ptwrite;
@@ -901,7 +912,12 @@ static int iwalk_events(struct pt_iwalk *w, struct pt_insn_decoder *dec,
 		struct pt_event ev;
 
 		status = pt_insn_event(dec, &ev, sizeof(ev));
-		if (status >= 0 && ev.type == ptev_overflow && iwalk_gap(w))
+		if (status < 0 || ev.status_update)
+			continue;
+		/* Lost trace, or tracing off other than for a syscall. */
+		if ((ev.type == ptev_overflow ||
+		     (ev.type == ptev_disabled && w->last != ptic_far_call)) &&
+		    iwalk_gap(w))
 			return status;
 	}
 	return status;

@@ -887,6 +887,9 @@ int bt_target_cont(struct bt_target *t, struct bt_stop *stop)
 		if (ret < 0)
 			return ret;
 	}
+	/* One Ctrl-C may come both ways (btrace's and the program's SIGINT). */
+	if (stop->reason == BT_STOP_INTERRUPT)
+		t->interrupt = 0;
 	if (stop->reason == BT_STOP_INTERRUPT && !stop->signal) {
 		th = thread_main(t);
 		if (th)
@@ -1460,6 +1463,26 @@ static void reap_dying(struct bt_target *t)
 }
 
 /*
+ * A thread that hit one of our int3s while everything was being stopped
+ * holds its SIGTRAP, not yet judged: it is ours, not the program's.
+ * Rewind it before the int3s go, so that nothing of btrace is delivered.
+ */
+static void settle_breaks(struct bt_target *t)
+{
+	struct bt_stop ignored;
+	size_t i;
+
+	for (i = 0; i < t->nthreads; i++) {
+		struct bt_thread *th = t->threads[i];
+
+		if (th->state == BT_TH_STOPPED && th->why == BT_TS_SIGNAL &&
+		    th->sig == SIGTRAP && !th->sig_checked &&
+		    judge_break(t, th, &ignored) == 1)
+			th->at_break = 0;
+	}
+}
+
+/*
  * Detach every stopped thread, each with the signal it was stopped for:
  * a pending signal is delivered as it would have been.  Group-stopped
  * threads stay stopped: the program was stopped.
@@ -1494,12 +1517,96 @@ int bt_target_detach(struct bt_target *t)
 	if (!t->traced || t->gone)
 		return 0;
 	ret = target_stop_all(t);
+	settle_breaks(t);
 	r = breaks_remove_all(t);
 	if (!ret)
 		ret = r;
 	r = detach_all(t);
 	if (!ret)
 		ret = r;
+	reap_dying(t);
+	return ret;
+}
+
+/*
+ * A thread stopped while single-stepping can hold the step's SIGTRAP
+ * queued: let go, it would die of it (synchronous signals come first).
+ * Resume it once: the kernel dequeues the trap before running anything,
+ * reports it, and it is dropped.
+ */
+static void drain_trap(struct bt_target *t, struct bt_thread *th)
+{
+	int status, tries;
+
+	for (tries = 0; tries < 4; tries++) {
+		if (!(proc_sigmask(t->pid, th->tid, "SigPnd") &
+		      (1ull << (SIGTRAP - 1))))
+			return;
+		if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0 ||
+		    waitpid(th->tid, &status, __WALL) != th->tid ||
+		    !WIFSTOPPED(status))
+			return;
+	}
+}
+
+/*
+ * Detach @th from a ptrace-stop without a signal.  While the process
+ * enters its group stop, a thread can be briefly out of its ptrace-stop
+ * (ESRCH): wait for its next report, then detach from that one.
+ */
+static int detach_quiet(struct bt_thread *th)
+{
+	int status, tries;
+
+	for (tries = 0; tries < 64; tries++) {
+		if (ptrace(PTRACE_DETACH, th->tid, 0, 0) == 0)
+			return 0;
+		if (errno != ESRCH)
+			break;
+		if (waitpid(th->tid, &status, __WALL) < 0)
+			return errno == ECHILD ? 0 : -1;
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return 0;
+	}
+	return bt_fail(bte_ptrace, errno, "ptrace(DETACH, %d)", th->tid);
+}
+
+/*
+ * Hand the process to another debugger: a process-wide SIGSTOP is queued
+ * before the threads are let go, so the first one to run takes the whole
+ * process into a group stop before any instruction; the stop's own signal
+ * is dropped (a fault re-executes, the new tracer re-sends the others).
+ */
+int bt_target_detach_stopped(struct bt_target *t)
+{
+	int ret, r;
+	size_t i;
+
+	if (!t)
+		return bt_fail(bte_invalid, 0, "bt_target_detach_stopped(NULL)");
+	if (!t->traced || t->gone)
+		return 0;
+	ret = target_stop_all(t);
+	r = breaks_remove_all(t);
+	if (!ret)
+		ret = r;
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i]->state == BT_TH_STOPPED)
+			drain_trap(t, t->threads[i]);
+	if (kill(t->pid, SIGSTOP) < 0 && !ret)
+		ret = bt_fail(bte_exited, errno, "kill(%d, SIGSTOP)", t->pid);
+	for (i = 0; i < t->nthreads; i++) {
+		struct bt_thread *th = t->threads[i];
+
+		th->sig = 0;
+		if (th->state != BT_TH_STOPPED)
+			continue;
+		r = detach_quiet(th);
+		if (r < 0 && !ret)
+			ret = r;
+		th->state = BT_TH_RUNNING;
+	}
+	t->traced = 0;
 	reap_dying(t);
 	return ret;
 }
@@ -1570,6 +1677,7 @@ int bt_target_finish(struct bt_target *t, int *wstatus)
 	}
 	if (t->traced) {
 		ret = target_stop_all(t);
+		settle_breaks(t);
 		breaks_remove_all(t);
 		detach_all(t);
 	}
