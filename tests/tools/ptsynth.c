@@ -7,6 +7,7 @@
  *
  * DIR/code.bin      the generated code, to load at 0x400000 (--raw)
  * DIR/trace.pt      its PT stream             DIR/trace.bts  intel_bts records
+ * DIR/trace.perfbts perf BTS samples (user only)
  * DIR/truth.txt     "FROM -> TO" per entry PT can tell (gaps as "[gap]")
  * DIR/insns.txt     every instruction address, in order
  */
@@ -84,8 +85,8 @@ int main(int argc, char **argv)
 	struct ps_stream st;
 	struct bt_branch *br;
 	struct ps_prog *p;
-	uint8_t *bts;
-	size_t n, btsize;
+	uint8_t *bts, *perf;
+	size_t n, btsize, perfsize;
 	FILE *truth, *insns;
 
 	if (argc < 2) {
@@ -101,7 +102,8 @@ int main(int argc, char **argv)
 	p = ps_prog_gen(wo.seed, 16, BASE);
 	if (!p || ps_walk(p, &wo, &br, &n) < 0 ||
 	    ps_pt_encode(&po, ps_prog_insn_fn, p, p->entry, br, n, &st) < 0 ||
-	    ps_bts_encode(br, n, 0, 0, 1, &bts, &btsize) < 0) {
+	    ps_bts_encode(br, n, 0, 0, 1, &bts, &btsize) < 0 ||
+	    ps_bts_encode(br, n, 1, 0, 0, &perf, &perfsize) < 0) {
 		fprintf(stderr, "ptsynth: cannot synthesize\n");
 		return 1;
 	}
@@ -111,7 +113,8 @@ int main(int argc, char **argv)
 	if (!truth || !insns ||
 	    write_file(argv[1], "code.bin", p->code, p->size) < 0 ||
 	    write_file(argv[1], "trace.pt", st.buf, st.size) < 0 ||
-	    write_file(argv[1], "trace.bts", bts, btsize) < 0) {
+	    write_file(argv[1], "trace.bts", bts, btsize) < 0 ||
+	    write_file(argv[1], "trace.perfbts", perf, perfsize) < 0) {
 		fprintf(stderr, "ptsynth: cannot write to %s\n", argv[1]);
 		return 1;
 	}
@@ -122,6 +125,7 @@ int main(int argc, char **argv)
 	printf("%zu entries, %zu bytes of PT, %zu of BTS\n", n, st.size,
 	       btsize);
 	free(bts);
+	free(perf);
 	free(br);
 	ps_stream_release(&st);
 	ps_prog_free(p);
