@@ -51,6 +51,8 @@ struct fast_bp {
 struct fast_link {
 	uint64_t start, end, next;
 	uint32_t ninsn;
+	int16_t prev;		/* the link before on its path, -1: first */
+	uint8_t taken;		/* entered by prev's conditional, taken */
 	uint8_t how;		/* enum bt_block_end */
 	uint8_t term_class;
 };
@@ -79,6 +81,7 @@ struct fast_thread {
 	struct user_regs_struct pre;	/* registers before a step */
 	uint64_t lifted;	/* FT_STEPOVER: the int3 put back after */
 	uint64_t stop;		/* where the chain ends (its int3), or 0 */
+	int last;		/* the main path's last link, -1: none */
 	/* untraced code (filters, from_sym) */
 	uint64_t left_to;	/* first untraced address */
 	struct fast_entry ret_stack[RET_STACK_MAX];	/* return addresses */
@@ -113,6 +116,8 @@ struct fast {
 	size_t nentries;
 	int entries_done;
 	int setup_done;
+	int no_taken_sides;	/* chains for entries: main path only */
+	int lifted_all;		/* every int3 out while a vfork child runs */
 	struct fast_thread scratch;	/* chains built for entries */
 };
 
@@ -158,6 +163,8 @@ static int mem_open(struct bt_target *t, struct fast *f)
 
 static int mem_poke(struct fast *f, uint64_t addr, uint8_t byte)
 {
+	if (f->lifted_all && byte == 0xcc)
+		return 0;	/* a vfork child runs in this memory */
 	if (pwrite(f->memfd, &byte, 1, (off_t)addr) != 1)
 		return bt_fail(bte_io, errno, "write 0x%llx",
 			       (unsigned long long)addr);
@@ -413,41 +420,58 @@ static uint32_t link_insns_before(struct bt_target *t,
 	return bt_block_insns_before(b, pc);
 }
 
+/* Record how the path went from link @l to link @to (its successor). */
+static void link_pass(struct bt_target *t, struct bt_thread *th,
+		      const struct fast_link *l, const struct fast_link *to)
+{
+	struct fast_thread *ft = th->bk;
+
+	ft->acc += l->ninsn;
+	if (to->taken)
+		rec(t, th, l->end, to->start, BT_BR_COND, 0);
+	else if (l->how == BT_BLOCK_BRANCH && (l->term_class == BT_INSN_JUMP ||
+					       l->term_class == BT_INSN_CALL))
+		rec(t, th, l->end, to->start,
+		    bt_insn_branch_kind(l->term_class), 0);
+	/* else fell through: a conditional not taken, a syscall, a cut */
+}
+
 /*
  * The thread stopped at @pc: what it ran of its chain since it was
- * resumed goes into its ring.  The chain is then empty.
+ * resumed goes into its ring.  The links are disjoint in the address
+ * space, so the one holding @pc says which path the thread took: the main
+ * one (conditionals not taken), or the taken side of one conditional.
+ * The chain is then empty.
  */
 static void chain_commit(struct bt_target *t, struct bt_thread *th,
 			 uint64_t pc)
 {
 	struct fast_thread *ft = th->bk;
-	size_t i, n = ft->nchain;
+	int path[CHAIN_MAX], np = 0, i, at = -1, n = (int)ft->nchain;
+	int full = 0;
 
 	ft->nchain = 0;
-	for (i = 0; i < n; i++) {
-		const struct fast_link *l = &ft->chain[i];
-		uint64_t to;
-
-		if (pc >= l->start && pc < l->next) {
-			ft->acc += link_insns_before(t, l, pc);
-			return;
-		}
-		ft->acc += l->ninsn;
-		if (l->how != BT_BLOCK_BRANCH)
-			continue;	/* fell through to the next block */
-		switch (l->term_class) {
-		case BT_INSN_JUMP:
-		case BT_INSN_CALL:
-			to = i + 1 < n ? ft->chain[i + 1].start : pc;
-			rec(t, th, l->end, to,
-			    bt_insn_branch_kind(l->term_class), 0);
-			break;
-		default:	/* syscall, int3: come back to the next one */
-			break;
-		}
+	if (!n)
+		return;
+	for (i = 0; i < n && at < 0; i++)
+		if (pc >= ft->chain[i].start && pc < ft->chain[i].next)
+			at = i;
+	if (at < 0 && ft->last >= 0 && pc == ft->chain[ft->last].next) {
+		at = ft->last;	/* past a final int3 or syscall */
+		full = 1;
 	}
-	if (n && pc != ft->chain[n - 1].next)
+	if (at < 0) {
 		rec_gap(t, th, ft->chain[0].start, pc, BT_GAP_DECODE);
+		return;
+	}
+	for (i = at; i >= 0 && np < CHAIN_MAX; i = ft->chain[i].prev)
+		path[np++] = i;
+	for (i = np - 1; i > 0; i--)
+		link_pass(t, th, &ft->chain[path[i]], &ft->chain[path[i - 1]]);
+	if (full)
+		ft->acc += ft->chain[at].ninsn;
+	else
+		ft->acc += link_insns_before(t, &ft->chain[at], pc);
 }
 
 /* ---- the path ahead ------------------------------------------------- */
@@ -483,30 +507,115 @@ static int chain_stop(struct bt_target *t, struct fast_thread *ft,
 	return bp_insert(t, addr, kind, &b);
 }
 
+static int stop_kind(const struct bt_block *b)
+{
+	switch (b->term_class) {
+	case BT_INSN_COND:
+	case BT_INSN_RET:
+	case BT_INSN_IJUMP:
+	case BT_INSN_ICALL:
+	case BT_INSN_JUMP:
+	case BT_INSN_CALL:
+		return b->emu_ok ? BP_DECIDE : BP_STEP;
+	default:
+		return BP_STEP;
+	}
+}
+
 /*
- * Cut the chain after its last direct transfer, which becomes the stop:
- * used when the path ahead cannot be followed (untraced, volatile, too
- * long, looping).  Without one, the stop is an int3 at @next to step.
+ * The main path cannot go on at @next: it ends with its last link, whose
+ * terminator gets the int3 (a jump, call or conditional is evaluated
+ * there), or, after a fall-through, at @next to be stepped.
  */
 static int chain_cut(struct bt_target *t, struct fast_thread *ft,
 		     uint64_t next)
 {
-	size_t i;
+	const struct fast_link *l = &ft->chain[ft->last];
 
-	for (i = ft->nchain; i-- > 0;) {
-		const struct fast_link *l = &ft->chain[i];
-
-		if (l->how == BT_BLOCK_BRANCH &&
-		    (l->term_class == BT_INSN_JUMP ||
-		     l->term_class == BT_INSN_CALL)) {
-			ft->nchain = i + 1;
-			return chain_stop(t, ft, l->end, BP_DIRECT);
-		}
-	}
+	ft->nchain = (size_t)ft->last + 1;	/* drops its taken side */
+	if (l->how == BT_BLOCK_BRANCH &&
+	    (l->term_class == BT_INSN_JUMP || l->term_class == BT_INSN_CALL ||
+	     l->term_class == BT_INSN_COND))
+		return chain_stop(t, ft, l->end,
+				  l->term_class == BT_INSN_COND ? BP_DECIDE :
+								  BP_DIRECT);
 	return chain_stop(t, ft, next, BP_STEP);
 }
 
-/* The next block start after a link, 0 when the chain must stop there. */
+/* Append the block at @a to the chain, after link @prev. */
+static int link_add(struct bt_target *t, struct fast_thread *ft, uint64_t a,
+		    int prev, int taken, const struct bt_block **out)
+{
+	const struct bt_block *b;
+	struct fast_link *l;
+	int ret;
+
+	if (ft->nchain == CHAIN_MAX || !addr_fast(t, a))
+		return -bte_nosys;
+	ret = bt_block_get(fast_of(t)->blocks, a, fast_read, t, &b);
+	if (ret < 0)
+		return ret;
+	if (link_overlaps(ft, b->start, b->next))
+		return -bte_nosys;
+	l = &ft->chain[ft->nchain++];
+	l->start = b->start;
+	l->end = b->end;
+	l->next = b->next;
+	l->ninsn = b->ninsn;
+	l->prev = (int16_t)prev;
+	l->taken = (uint8_t)taken;
+	l->how = b->how;
+	l->term_class = b->term_class;
+	*out = b;
+	return 0;
+}
+
+#define TAKEN_MAX 8	/* blocks followed on a conditional's taken side */
+
+/*
+ * Can the conditional ending link @cond go unwatched?  Its taken side is
+ * followed through direct transfers to the next decision branch, which
+ * gets an int3: a thread stopping there took the branch.  Every block of
+ * that side must be new to the chain (links stay disjoint).  Returns 1
+ * with the links added, 0 (nothing added) if not.
+ */
+static int chain_taken_side(struct bt_target *t, struct fast_thread *ft,
+			    int cond, uint64_t target)
+{
+	size_t n0 = ft->nchain;
+	uint64_t a = target;
+	int prev = cond, taken = 1, i;
+
+	for (i = 0; i < TAKEN_MAX; i++) {
+		const struct bt_block *b;
+		struct fast_bp *bp;
+
+		if (link_add(t, ft, a, prev, taken, &b) < 0)
+			break;
+		prev = (int)ft->nchain - 1;
+		taken = 0;
+		if (b->how == BT_BLOCK_CUT) {
+			a = b->next;
+			continue;
+		}
+		if (b->how != BT_BLOCK_BRANCH)
+			break;
+		if (b->term_class == BT_INSN_JUMP || b->term_class == BT_INSN_CALL) {
+			a = b->target;
+			continue;
+		}
+		if (stop_kind(b) != BP_DECIDE || b->term_class == BT_INSN_JUMP ||
+		    b->term_class == BT_INSN_CALL)
+			break;
+		if (bp_insert(t, b->end, BP_DECIDE, &bp) < 0)
+			break;
+		return 1;
+	}
+	ft->nchain = n0;
+	return 0;
+}
+
+/* The next main-path block after @b, 0 when the chain stops at @b. */
 static int link_follow(struct bt_target *t, struct fast_thread *ft,
 		       const struct bt_block *b, uint64_t *next)
 {
@@ -534,50 +643,43 @@ static int link_follow(struct bt_target *t, struct fast_thread *ft,
 	case BT_INSN_INT3:
 		return 0;	/* the program's own: it traps by itself */
 	case BT_INSN_COND:
-	case BT_INSN_RET:
-	case BT_INSN_IJUMP:
-	case BT_INSN_ICALL:
-		return chain_stop(t, ft, b->end, b->emu_ok ? BP_DECIDE : BP_STEP);
+		if (!f->no_taken_sides && b->emu_ok && b->target &&
+		    chain_taken_side(t, ft, ft->last, b->target)) {
+			*next = b->next;
+			return 0;
+		}
+		return chain_stop(t, ft, b->end, stop_kind(b));
 	default:
-		return chain_stop(t, ft, b->end, BP_STEP);
+		return chain_stop(t, ft, b->end, stop_kind(b));
 	}
 }
 
 /*
- * Predict the path from @pc to its first decision branch and make sure an
- * int3 waits there.  Returns 0, or -bte_io when no code can be read at
- * @pc (the caller steps: the fault, if any, happens for real).
+ * Predict the paths from @pc up to the decision branches that will stop
+ * the thread, and make sure int3s wait there.  Returns 0, or -bte_io when
+ * no code can be read at @pc (the caller steps: the fault, if any, happens
+ * for real).
  */
 static int chain_build(struct bt_target *t, struct bt_thread *th, uint64_t pc)
 {
 	struct fast_thread *ft = th->bk;
-	struct fast *f = fast_of(t);
 	uint64_t a = pc;
 	int ret;
 
 	ft->nchain = 0;
 	ft->stop = 0;
+	ft->last = -1;
 	for (;;) {
 		const struct bt_block *b;
-		struct fast_link *l;
 		uint64_t next;
 
-		if (ft->nchain == CHAIN_MAX)
+		ret = link_add(t, ft, a, ft->last, 0, &b);
+		if (ret < 0) {
+			if (ft->last < 0)
+				return ret == -bte_nosys ? -bte_io : ret;
 			return chain_cut(t, ft, a);
-		if (ft->nchain && !addr_fast(t, a))
-			return chain_cut(t, ft, a);
-		ret = bt_block_get(f->blocks, a, fast_read, t, &b);
-		if (ret < 0)
-			return ft->nchain ? chain_cut(t, ft, a) : ret;
-		if (link_overlaps(ft, b->start, b->next))
-			return chain_cut(t, ft, a);
-		l = &ft->chain[ft->nchain++];
-		l->start = b->start;
-		l->end = b->end;
-		l->next = b->next;
-		l->ninsn = b->ninsn;
-		l->how = b->how;
-		l->term_class = b->term_class;
+		}
+		ft->last = (int)ft->nchain - 1;
 		ret = link_follow(t, ft, b, &next);
 		if (ret < 0 || !next)
 			return ret;
@@ -592,10 +694,14 @@ static uint64_t entry_stop(struct bt_target *t, uint64_t entry)
 {
 	struct fast *f = fast_of(t);
 	struct bt_thread tmp = { .bk = &f->scratch };
+	int ret;
 
-	if (!addr_fast(t, entry) || chain_build(t, &tmp, entry) < 0)
+	if (!addr_fast(t, entry))
 		return 0;
-	return f->scratch.stop;
+	f->no_taken_sides = 1;
+	ret = chain_build(t, &tmp, entry);
+	f->no_taken_sides = 0;
+	return ret < 0 ? 0 : f->scratch.stop;
 }
 
 static int entry_add(struct fast *f, uint64_t entry, uint64_t stop)
@@ -701,8 +807,10 @@ static void native_leave(struct bt_target *t, struct bt_thread *th,
 		return;
 	}
 	rec_gap(t, th, ft->left_to, entry, reason);
+	f->no_taken_sides = 1;
 	if (chain_build(t, th, entry) < 0)
 		ft->nchain = 0;
+	f->no_taken_sides = 0;
 	chain_commit(t, th, stop);
 }
 
@@ -732,10 +840,22 @@ static void branch_taken(struct bt_target *t, struct bt_thread *th,
 	rec(t, th, from, to, bt_insn_branch_kind(iclass), 0);
 	if (addr_traced(t, to))
 		return;
-	/* into untraced code: where will it come back? */
-	if (iclass == BT_INSN_CALL || iclass == BT_INSN_ICALL ||
-	    iclass == BT_INSN_JUMP || iclass == BT_INSN_IJUMP)
+	/*
+	 * Into untraced code: where will it come back?  A call pushed the
+	 * return address; a jump (a tail call, a PLT stub, the lazy binding
+	 * stub that pushed two words more) finds it a little deeper.
+	 */
+	if (iclass == BT_INSN_CALL || iclass == BT_INSN_ICALL) {
 		fast_read(t, after->rsp, &ret, sizeof(ret));
+	} else if (iclass == BT_INSN_JUMP || iclass == BT_INSN_IJUMP) {
+		uint64_t slot[3] = { 0 };
+		size_t i;
+
+		fast_read(t, after->rsp, slot, sizeof(slot));
+		for (i = 0; i < 3 && !ret; i++)
+			if (addr_fast(t, slot[i]))
+				ret = slot[i];
+	}
 	native_enter(t, th, to, ret);
 	(void)ft;
 }
@@ -869,6 +989,54 @@ static int step(struct bt_thread *th, int state,
 
 static int fast_triggers(struct bt_target *t, struct fast *f);
 
+/* Put every int3 back (after a vfork child left our memory). */
+static void bp_reinsert_all(struct fast *f)
+{
+	size_t i;
+
+	f->lifted_all = 0;
+	for (i = 0; i < f->nbp_bucket; i++) {
+		struct fast_bp *b;
+
+		for (b = f->bp[i]; b; b = b->next)
+			mem_poke(f, b->addr, 0xcc);
+	}
+}
+
+static void fast_fork(struct bt_target *t, struct bt_thread *th, pid_t child,
+		      int shared)
+{
+	struct fast *f = fast_of(t);
+	char path[64];
+	size_t i;
+	int fd;
+
+	if (!f || !f->nbp)
+		return;
+	if (shared) {
+		for (i = 0; i < f->nbp_bucket; i++) {
+			struct fast_bp *b;
+
+			for (b = f->bp[i]; b; b = b->next)
+				mem_poke(f, b->addr, b->orig);
+		}
+		f->lifted_all = 1;
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)child);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (i = 0; i < f->nbp_bucket; i++) {
+		struct fast_bp *b;
+
+		for (b = f->bp[i]; b; b = b->next)
+			if (pwrite(fd, &b->orig, 1, (off_t)b->addr) != 1)
+				break;
+	}
+	close(fd);
+}
+
 /* A new address space: every int3 and decoded block is gone with it. */
 static void fast_exec(struct bt_target *t, struct fast *f)
 {
@@ -902,6 +1070,9 @@ static int fast_setup(struct bt_target *t, struct bt_thread *th)
 		fast_exec(t, f);
 		f->setup_done = 0;
 	}
+	if (f->lifted_all && th->why == BT_TS_EVENT &&
+	    th->event == PTRACE_EVENT_VFORK_DONE)
+		bp_reinsert_all(f);
 	if (f->setup_done)
 		return 0;
 	f->setup_done = 1;
@@ -1249,6 +1420,7 @@ const struct bt_backend_ops bt_backend_soft_fast = {
 	.resume = fast_resume,
 	.step = fast_step,
 	.trap = fast_trap,
+	.fork = fast_fork,
 	.signal = fast_signal,
 	.capture = fast_capture,
 };

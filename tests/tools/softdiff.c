@@ -10,6 +10,8 @@
  * full branch history, record for record (from, to, kind, flags, gap,
  * instruction count).  Threads are matched by creation order.
  *
+ * -s, -f: run one mode only and report it (for benchmarks).
+ * -v: write each thread's history to softdiff.step.N, softdiff.fast.N.
  * -t: threads run concurrently, so where a thread other than the one that
  *     stopped had got to, and how often a spin loop went round, depend on
  *     timing: runs of identical records are compared as one, and for those
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/personality.h>
 #include <unistd.h>
 
 #include "btrace/btrace.h"
@@ -43,7 +46,7 @@ struct run {
 	double seconds;
 };
 
-static int threaded, verbose;
+static int threaded, verbose, only_mode = -1;
 
 static double now(void)
 {
@@ -124,7 +127,7 @@ static int run_one(int mode, char **argv, struct run *run)
 		bt_capture_release(&cap);
 	}
 	bt_target_stats(t, &run->stats);
-	bt_target_kill(t);
+	bt_target_finish(t, &ret);
 	bt_target_free(t);
 	return 0;
 }
@@ -134,6 +137,32 @@ static void print_rec(const char *what, const struct bt_rec_branch *r)
 	fprintf(stderr, "  %s: 0x%llx -> 0x%llx %s flags %u gap %u ninsn %u\n",
 		what, (unsigned long long)r->from, (unsigned long long)r->to,
 		bt_branch_kind_name(r->kind), r->flags, r->gap, r->ninsn);
+}
+
+/* -v: every history into softdiff.<mode>.<thread> for a diff(1). */
+static void dump(const char *mode, const struct run *r)
+{
+	size_t i, k;
+
+	for (i = 0; i < r->nth; i++) {
+		char name[64];
+		FILE *f;
+
+		snprintf(name, sizeof(name), "softdiff.%s.%zu", mode, i);
+		f = fopen(name, "w");
+		if (!f)
+			return;
+		for (k = 0; k < r->th[i].n; k++) {
+			const struct bt_rec_branch *b = &r->th[i].rec[k];
+
+			fprintf(f, "0x%llx -> 0x%llx %s flags %u gap %u ninsn %u\n",
+				(unsigned long long)b->from,
+				(unsigned long long)b->to,
+				bt_branch_kind_name(b->kind), b->flags, b->gap,
+				b->ninsn);
+		}
+		fclose(f);
+	}
 }
 
 static int compare(const struct run *ref, const struct run *fast)
@@ -186,9 +215,13 @@ int main(int argc, char **argv)
 	static struct run ref, fast;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "+tv")) != -1) {
+	while ((opt = getopt(argc, argv, "+tvsf")) != -1) {
 		if (opt == 't')
 			threaded = 1;
+		else if (opt == 's')
+			only_mode = BT_SOFT_STEP;
+		else if (opt == 'f')
+			only_mode = BT_SOFT_FAST;
 		else if (opt == 'v')
 			verbose = 1;
 		else
@@ -196,11 +229,23 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		goto usage;
+	/* the same addresses in both runs */
+	personality(ADDR_NO_RANDOMIZE);
+	if (only_mode >= 0) {
+		if (run_one(only_mode, argv + optind, &ref) < 0)
+			return 2;
+		report(only_mode == BT_SOFT_STEP ? "step" : "fast", &ref);
+		return 0;
+	}
 	if (run_one(BT_SOFT_STEP, argv + optind, &ref) < 0 ||
 	    run_one(BT_SOFT_FAST, argv + optind, &fast) < 0)
 		return 2;
 	report("step", &ref);
 	report("fast", &fast);
+	if (verbose) {
+		dump("step", &ref);
+		dump("fast", &fast);
+	}
 	if (ref.reason != fast.reason || ref.signal != fast.signal) {
 		fprintf(stderr, "softdiff: stopped differently: %d/%d vs %d/%d\n",
 			ref.reason, ref.signal, fast.reason, fast.signal);
