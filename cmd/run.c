@@ -17,6 +17,7 @@
 
 #include "btrace/btrace.h"
 #include "cmd.h"
+#include "run_trace.h"
 #include "print.h"
 
 #define RUN_DEFAULT_LAST 32
@@ -30,11 +31,14 @@ struct run_opts {
 	int no_color;
 	int backend;
 	size_t buffer_size;
+	struct run_trace trace;
 };
 
 static const char run_usage[] =
 	"usage: btrace run [--last N] [--json] [--backend auto|pt|bts|soft]\n"
-	"                  [--buffer-size SIZE] [--no-color] -- PROGRAM [ARGS...]\n";
+	"                  [--buffer-size SIZE] [--no-color] [--soft-mode fast|step]\n"
+	"                  [--only GLOB] [--exclude GLOB] [--from SYM] [--until SYM]\n"
+	"                  -- PROGRAM [ARGS...]\n";
 
 static const char run_help[] =
 	"Run PROGRAM under branch tracing.  When it stops (a fatal signal, its\n"
@@ -47,6 +51,7 @@ static const char run_help[] =
 	"  -s, --buffer-size SIZE per-thread trace buffer, a power of two\n"
 	"                         (suffixes K, M, G; default 1M)\n"
 	"      --no-color         no colours, even on a terminal\n"
+	RUN_TRACE_HELP
 	"  -h, --help             this help\n";
 
 /*
@@ -125,7 +130,7 @@ static size_t parse_size(const char *s)
 /* Returns -1 to go on, or the exit status (0 for --help). */
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
-	enum { OPT_NO_COLOR = 256 };
+	enum { OPT_NO_COLOR = 256 };	/* run_trace options: 512 and up */
 	static const struct option longopts[] = {
 		{ "last", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
@@ -134,9 +139,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 		{ "no-colour", no_argument, NULL, OPT_NO_COLOR },
 		{ "help", no_argument, NULL, 'h' },
+		RUN_TRACE_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	o->last = RUN_DEFAULT_LAST;
@@ -169,6 +175,11 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_NO_COLOR:
 			o->no_color = 1;
+			break;
+		case OPT_TRACE_FIRST ... OPT_TRACE_LAST:
+			r = run_trace_option(&o->trace, c, optarg);
+			if (r)
+				return r;
 			break;
 		case 'h':
 			fputs(run_usage, stdout);
@@ -307,6 +318,9 @@ static int shell_status(int wstatus)
 	return EXIT_FAIL;
 }
 
+/* --until: its breakpoint is the stop to show. */
+static const char *until;
+
 static int wait_for_stop(struct bt_target *t, struct bt_stop *stop)
 {
 	int ret;
@@ -314,7 +328,7 @@ static int wait_for_stop(struct bt_target *t, struct bt_stop *stop)
 	do {
 		memset(stop, 0, sizeof(*stop));
 		ret = bt_target_cont(t, stop);
-	} while (ret == 0 && stop->reason == BT_STOP_BREAK);
+	} while (ret == 0 && stop->reason == BT_STOP_BREAK && !until);
 	return ret;
 }
 
@@ -368,6 +382,8 @@ int cmd_run(int argc, char **argv)
 		return ret;
 	topts.backend = o.backend;
 	topts.buffer_size = o.buffer_size;
+	run_trace_apply(&o.trace, &topts);
+	until = topts.until_sym;
 	ret = bt_target_launch(&t, &topts, argv + optind);
 	if (ret < 0)
 		return launch_error(argv[optind], o.backend, ret);
