@@ -72,6 +72,16 @@ struct bt_backend_ops {
 	int (*trap)(struct bt_target *t, struct bt_thread *th,
 		    const siginfo_t *si);
 
+	/*
+	 * @th forked @child, which is stopped and about to be let go
+	 * untraced: undo in its memory what the backend changed (int3s).
+	 * @shared: a vfork child, running in @th's memory until it execs or
+	 * exits (th->event is PTRACE_EVENT_VFORK_DONE at @th's next resume).
+	 * May be NULL.
+	 */
+	void (*fork)(struct bt_target *t, struct bt_thread *th, pid_t child,
+		     int shared);
+
 	/* @th is about to receive @sig (handler entry is an interrupt branch). */
 	void (*signal)(struct bt_target *t, struct bt_thread *th, int sig);
 
@@ -87,5 +97,6 @@ struct bt_backend_ops {
 extern const struct bt_backend_ops bt_backend_soft_step;
 extern const struct bt_backend_ops bt_backend_pt;	/* perf_backend.c */
 extern const struct bt_backend_ops bt_backend_bts;	/* perf_backend.c */
+extern const struct bt_backend_ops bt_backend_soft_fast;
 
 #endif /* BTRACE_BACKEND_H */

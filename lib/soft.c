@@ -209,12 +209,22 @@ static int soft_trap(struct bt_target *t, struct bt_thread *th,
 		soft_enter_handler(t, th, &regs);
 		return 1;
 	}
+	/*
+	 * Still at the same pc: a rep string instruction between two
+	 * iterations, or a step that did not run the instruction (the first
+	 * one after the exec stop).  Not a branch; counted once it is done.
+	 */
+	if (regs.rip == st->pc && st->insn.iclass == BT_INSN_OTHER)
+		return 1;
 	st->ninsn++;
 	if (st->insn.iclass == BT_INSN_SYSCALL) {
 		soft_syscall_done(t, th, &regs);
 		return 1;
 	}
-	if (regs.rip == st->pc + st->insn.len && st->insn.len)
+	/* a jmp, call or ret to the next instruction is still taken */
+	if (regs.rip == st->pc + st->insn.len && st->insn.len &&
+	    (st->insn.iclass == BT_INSN_OTHER ||
+	     st->insn.iclass == BT_INSN_COND))
 		return 1;
 	kind = bt_insn_branch_kind(st->insn.iclass);
 	if (kind == BT_BR_NONE)

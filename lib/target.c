@@ -37,7 +37,8 @@
 
 #define PTRACE_OPTS                                                        \
 	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |   \
-	 PTRACE_O_TRACESYSGOOD)
+	 PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+	 PTRACE_O_TRACEVFORKDONE)
 
 static int target_stop_all(struct bt_target *t);
 static int flush_traps(struct bt_target *t);
@@ -493,6 +494,29 @@ static void on_exec(struct bt_target *t, struct bt_thread *th)
 	}
 }
 
+/*
+ * A fork or vfork child, not followed: stopped by its first ptrace-stop,
+ * it gets back the code the backend changed, and is let go.
+ */
+static void on_fork(struct bt_target *t, struct bt_thread *th, pid_t child,
+		    int shared)
+{
+	size_t i;
+	int status;
+
+	for (i = 0; i < t->nforked; i++)
+		if (t->forked[i] == child)
+			break;
+	if (i < t->nforked)	/* its stop came first */
+		t->forked[i] = t->forked[--t->nforked];
+	else
+		while (waitpid(child, &status, __WALL) < 0 && errno == EINTR)
+			;
+	if (t->ops->fork)
+		t->ops->fork(t, th, child, shared);
+	ptrace(PTRACE_DETACH, child, 0, 0);
+}
+
 static int on_event(struct bt_target *t, struct bt_thread *th, int event)
 {
 	unsigned long msg = 0;
@@ -505,6 +529,11 @@ static int on_event(struct bt_target *t, struct bt_thread *th, int event)
 		return on_new_thread(t, msg);
 	case PTRACE_EVENT_EXEC:
 		on_exec(t, th);
+		return 0;
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
+		on_fork(t, th, msg, event == PTRACE_EVENT_VFORK);
 		return 0;
 	default:
 		return 0;
@@ -561,6 +590,16 @@ static int on_stopped(struct bt_target *t, struct bt_thread *th, int status,
 	return judge_signal(t, th, stop) ? 1 : 2;
 }
 
+/* Is @tid a thread of the traced process (rather than a fork child)? */
+static int thread_of(struct bt_target *t, pid_t tid)
+{
+	char buf[32];
+
+	if (proc_status(tid, 0, "Tgid", buf, sizeof(buf)) < 0)
+		return 1;
+	return atoi(buf) == t->pid;
+}
+
 /* One waitpid report, for thread @tid.  Returns as on_stopped(). */
 static int on_wait(struct bt_target *t, pid_t tid, int status, int quiet,
 		   struct bt_stop *stop)
@@ -574,6 +613,12 @@ static int on_wait(struct bt_target *t, pid_t tid, int status, int quiet,
 		return 0;
 	t->stats.stops++;
 	th = thread_find(t, tid);
+	if (!th && !thread_of(t, tid)) {
+		/* A fork child whose first stop beat its parent's event. */
+		if (t->nforked < BT_ARRAY_SIZE(t->forked))
+			t->forked[t->nforked++] = tid;
+		return 0;
+	}
 	if (!th) {
 		/* A new thread whose first stop beat its parent's event. */
 		ret = thread_add(t, tid, BT_TH_RUNNING, &th);

@@ -87,6 +87,8 @@ struct bt_target {
 	struct bt_stats stats;
 	struct bt_stop last;	/* the last stop reported */
 	pid_t exit_tid;		/* the thread that called exit_group */
+	pid_t forked[16];	/* fork children stopped before their event */
+	size_t nforked;
 	unsigned long exit_msg;	/* PTRACE_EVENT_EXIT message: wait status */
 	int exit_reported;	/* BT_STOP_EXIT (or KILLED) was reported */
 	int last_wstatus;	/* of the last thread reaped */
