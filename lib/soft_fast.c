@@ -962,6 +962,7 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 		rec(t, th, in.addr, post->rip, BT_BR_INTR, 0);
 	else if (in.iclass == BT_INSN_SYSCALL)
 		rec(t, th, in.addr, post->rip, BT_BR_SYSRET,
+		    pre->rax == SYS_rt_sigreturn ||
 		    post->orig_rax == SYS_rt_sigreturn ? BT_BRF_SIGRETURN : 0);
 	else
 		branch_taken(t, th, in.addr, post->rip, in.iclass, post);
