@@ -82,6 +82,20 @@ struct bt_backend_ops {
 	void (*fork)(struct bt_target *t, struct bt_thread *th, pid_t child,
 		     int shared);
 
+	/*
+	 * @len bytes of target memory at @addr were read into @buf: put back
+	 * the original bytes under the backend's own int3s.  May be NULL.
+	 */
+	void (*hide)(struct bt_target *t, uint64_t addr, void *buf,
+		     size_t len);
+
+	/*
+	 * Tracing ends (detach, finish, hand-over): every thread is stopped;
+	 * take out of the process whatever the backend wrote into it.  May be
+	 * NULL.
+	 */
+	void (*release)(struct bt_target *t);
+
 	/* @th is about to receive @sig (handler entry is an interrupt branch). */
 	void (*signal)(struct bt_target *t, struct bt_thread *th, int sig);
 

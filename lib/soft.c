@@ -221,10 +221,7 @@ static int soft_trap(struct bt_target *t, struct bt_thread *th,
 		soft_syscall_done(t, th, &regs);
 		return 1;
 	}
-	/* a jmp, call or ret to the next instruction is still taken */
-	if (regs.rip == st->pc + st->insn.len && st->insn.len &&
-	    (st->insn.iclass == BT_INSN_OTHER ||
-	     st->insn.iclass == BT_INSN_COND))
+	if (regs.rip == st->pc + st->insn.len && st->insn.len)
 		return 1;
 	kind = bt_insn_branch_kind(st->insn.iclass);
 	if (kind == BT_BR_NONE)

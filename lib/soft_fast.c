@@ -171,23 +171,28 @@ static int mem_poke(struct fast *f, uint64_t addr, uint8_t byte)
 	return 0;
 }
 
-/* Read code as the program sees it: every int3 of btrace hidden. */
-static int fast_read(void *ctx, uint64_t addr, void *buf, size_t len)
+static void fast_hide(struct bt_target *t, uint64_t addr, void *buf,
+		      size_t len)
 {
-	struct bt_target *t = ctx;
 	struct fast *f = fast_of(t);
 	uint8_t *p = buf;
 	size_t i;
 
-	if (bt_target_mem(t, addr, buf, len) != (ssize_t)len)
-		return -bte_io;
-	if (f->nbp)
-		for (i = 0; i < len; i++) {
-			const struct fast_bp *b = bp_find(f, addr + i);
+	if (!f || !f->nbp)
+		return;
+	for (i = 0; i < len; i++) {
+		const struct fast_bp *b = bp_find(f, addr + i);
 
-			if (b)
-				p[i] = b->orig;
-		}
+		if (b)
+			p[i] = b->orig;
+	}
+}
+
+/* Read code as the program sees it: every int3 of btrace hidden. */
+static int fast_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	if (bt_target_mem(ctx, addr, buf, len) != (ssize_t)len)
+		return -bte_io;
 	return 0;
 }
 
@@ -388,6 +393,7 @@ static void rec(struct bt_target *t, struct bt_thread *th, uint64_t from,
 	struct fast_thread *ft = th->bk;
 
 	bt_thread_record(t, th, from, to, ft->acc, kind, flags);
+	t->stats.instructions += ft->acc;	/* those that ran traced */
 	ft->acc = 0;
 }
 
@@ -427,6 +433,8 @@ static void link_pass(struct bt_target *t, struct bt_thread *th,
 	struct fast_thread *ft = th->bk;
 
 	ft->acc += l->ninsn;
+	if (to->start == l->next)
+		return;		/* going on at the next one is no branch */
 	if (to->taken)
 		rec(t, th, l->end, to->start, BT_BR_COND, 0);
 	else if (l->how == BT_BLOCK_BRANCH && (l->term_class == BT_INSN_JUMP ||
@@ -882,7 +890,8 @@ static int bp_hit(struct bt_target *t, struct bt_thread *th,
 		return -bte_ptrace;
 	ft->acc++;
 	*regs = r;
-	if (res.taken)
+	/* as single-stepping sees it: going on at the next one is no branch */
+	if (res.taken && res.next != b->addr + b->emu.len)
 		branch_taken(t, th, b->addr, res.next, b->iclass, &r);
 	return 0;
 step:
@@ -954,10 +963,8 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 	if (in.rep && post->rip == pre->rip)
 		return;		/* one more iteration */
 	ft->acc++;
-	if (post->rip == in.addr + in.len && in.iclass != BT_INSN_JUMP &&
-	    in.iclass != BT_INSN_CALL && in.iclass != BT_INSN_IJUMP &&
-	    in.iclass != BT_INSN_ICALL && in.iclass != BT_INSN_RET)
-		return;		/* fell through */
+	if (post->rip == in.addr + in.len)
+		return;		/* fell through (a jump to the next one too) */
 	if (in.iclass == BT_INSN_OTHER || in.iclass == BT_INSN_INT3)
 		rec(t, th, in.addr, post->rip, BT_BR_INTR, 0);
 	else if (in.iclass == BT_INSN_SYSCALL)
@@ -1351,6 +1358,14 @@ static int fast_init(struct bt_target *t)
 	return ret;
 }
 
+static void fast_release(struct bt_target *t)
+{
+	struct fast *f = fast_of(t);
+
+	if (f && f->memfd >= 0)
+		bp_remove_range(f, 0, ~0ull, !f->lifted_all);
+}
+
 static void fast_fini(struct bt_target *t)
 {
 	struct fast *f = fast_of(t);
@@ -1422,6 +1437,8 @@ const struct bt_backend_ops bt_backend_soft_fast = {
 	.step = fast_step,
 	.trap = fast_trap,
 	.fork = fast_fork,
+	.release = fast_release,
+	.hide = fast_hide,
 	.signal = fast_signal,
 	.capture = fast_capture,
 };

@@ -1008,6 +1008,8 @@ ssize_t bt_target_mem(struct bt_target *t, uint64_t addr, void *buf,
 		    b->addr < addr + n)
 			((uint8_t *)buf)[b->addr - addr] = b->orig;
 	}
+	if (t->ops->hide)
+		t->ops->hide(t, addr, buf, (size_t)n);
 	return n;
 }
 
@@ -1113,6 +1115,8 @@ static int breaks_remove_all(struct bt_target *t)
 		if (r < 0 && !ret)
 			ret = r;
 	}
+	if (t->ops->release)
+		t->ops->release(t);
 	return ret;
 }
 
