@@ -16,6 +16,7 @@ static const struct cmd_entry commands[] = {
 	{ "help", cmd_help, "show this help" },
 	{ "version", cmd_version, "print the version" },
 	{ "doctor", cmd_doctor, "what can trace on this machine, and why not" },
+	{ "show", cmd_show, "show the branches saved in a trace file" },
 	{ "decode", cmd_decode, "decode raw PT or BTS streams offline" },
 };
 
