@@ -24,6 +24,7 @@ struct perf_target {
 	size_t size;			/* bytes asked per thread */
 	struct bt_perf_thread **threads;	/* freed at fini */
 	size_t nthreads, cap;
+	size_t untraced;		/* threads refused a ring */
 };
 
 static int pt_probe(char *why, size_t size)
@@ -123,7 +124,15 @@ static int perf_thread_start(struct bt_target *t, struct bt_thread *th)
 	if (ret < 0) {
 		bt_perf_thread_release(p);
 		free(p);
-		return ret;
+		/*
+		 * The first thread decides whether tracing works at all; a
+		 * later one refused a ring (the mlock allowance is shared by
+		 * all threads) runs untraced rather than stopping the rest.
+		 */
+		if (pt->nthreads == 0 || (ret != -bte_perm && ret != -bte_nomem))
+			return ret;
+		pt->untraced++;
+		return 0;
 	}
 	th->bk = p;
 	if (granted < t->opts.buffer_size)
@@ -171,7 +180,9 @@ static int perf_capture(struct bt_target *t, struct bt_thread *th,
 			struct bt_capture *cap)
 {
 	if (!th->bk)
-		return bt_fail(bte_notrace, 0, "thread %d", th->tid);
+		return bt_fail(bte_notrace, 0,
+			       "thread %d: the kernel refused its perf ring "
+			       "(mlock limit; see btrace doctor)", th->tid);
 	return bt_perf_thread_capture(th->bk, cap);
 }
 

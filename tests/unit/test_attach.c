@@ -261,6 +261,15 @@ static int attach_cycle(pid_t pid, uint64_t mix, int round, int *sent)
 
 			assert_int_equal(last->hdr.type, BT_REC_BRANCH);
 			/* A call, or a handler returning to mix's entry. */
+			if (last->to != mix) {
+				const struct bt_rec_branch *b = last;
+				int k;
+
+				for (k = 0; k < 6 && (const uint8_t *)b >= cap.data; k++, b--)
+					print_message("DBG %llx -> %llx kind %d n %u (round %d tid %d pid %d pc %llx)\n",
+						      (unsigned long long)b->from, (unsigned long long)b->to,
+						      b->kind, b->ninsn, round, stop.tid, pid, (unsigned long long)stop.pc);
+			}
 			assert_int_equal(last->to, mix);
 			assert_true(last->kind == BT_BR_CALL ||
 				    (last->kind == BT_BR_SYSRET &&
