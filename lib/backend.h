@@ -89,6 +89,9 @@ struct bt_backend_ops {
 	void (*hide)(struct bt_target *t, uint64_t addr, void *buf,
 		     size_t len);
 
+	/* bt_target_cont() is about to return: all threads stopped. May be NULL. */
+	void (*stopped)(struct bt_target *t);
+
 	/*
 	 * Tracing ends (detach, finish, hand-over): every thread is stopped;
 	 * take out of the process whatever the backend wrote into it.  May be

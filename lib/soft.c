@@ -214,8 +214,10 @@ static int soft_trap(struct bt_target *t, struct bt_thread *th,
 	 * iterations, or a step that did not run the instruction (the first
 	 * one after the exec stop).  Not a branch; counted once it is done.
 	 */
-	if (regs.rip == st->pc && st->insn.iclass == BT_INSN_OTHER)
+	if (regs.rip == st->pc && st->insn.iclass == BT_INSN_OTHER) {
+		t->stats.instructions--;
 		return 1;
+	}
 	st->ninsn++;
 	if (st->insn.iclass == BT_INSN_SYSCALL) {
 		soft_syscall_done(t, th, &regs);

@@ -387,13 +387,21 @@ static int addr_traced(struct bt_target *t, uint64_t addr)
 
 /* ---- recording ------------------------------------------------------ */
 
+/* @n more instructions ran (traced) in @th since its last branch. */
+static void acc_add(struct bt_target *t, struct bt_thread *th, uint32_t n)
+{
+	struct fast_thread *ft = th->bk;
+
+	ft->acc += n;
+	t->stats.instructions += n;
+}
+
 static void rec(struct bt_target *t, struct bt_thread *th, uint64_t from,
 		uint64_t to, int kind, int flags)
 {
 	struct fast_thread *ft = th->bk;
 
 	bt_thread_record(t, th, from, to, ft->acc, kind, flags);
-	t->stats.instructions += ft->acc;	/* those that ran traced */
 	ft->acc = 0;
 }
 
@@ -430,9 +438,7 @@ static uint32_t link_insns_before(struct bt_target *t,
 static void link_pass(struct bt_target *t, struct bt_thread *th,
 		      const struct fast_link *l, const struct fast_link *to)
 {
-	struct fast_thread *ft = th->bk;
-
-	ft->acc += l->ninsn;
+	acc_add(t, th, l->ninsn);
 	if (to->start == l->next)
 		return;		/* going on at the next one is no branch */
 	if (to->taken)
@@ -477,9 +483,9 @@ static void chain_commit(struct bt_target *t, struct bt_thread *th,
 	for (i = np - 1; i > 0; i--)
 		link_pass(t, th, &ft->chain[path[i]], &ft->chain[path[i - 1]]);
 	if (full)
-		ft->acc += ft->chain[at].ninsn;
+		acc_add(t, th, ft->chain[at].ninsn);
 	else
-		ft->acc += link_insns_before(t, &ft->chain[at], pc);
+		acc_add(t, th, link_insns_before(t, &ft->chain[at], pc));
 }
 
 /* ---- the path ahead ------------------------------------------------- */
@@ -888,7 +894,7 @@ static int bp_hit(struct bt_target *t, struct bt_thread *th,
 		goto step;
 	if (set_regs(th, &r) < 0)
 		return -bte_ptrace;
-	ft->acc++;
+	acc_add(t, th, 1);
 	*regs = r;
 	/* as single-stepping sees it: going on at the next one is no branch */
 	if (res.taken && res.next != b->addr + b->emu.len)
@@ -962,7 +968,7 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 	}
 	if (in.rep && post->rip == pre->rip)
 		return;		/* one more iteration */
-	ft->acc++;
+	acc_add(t, th, 1);
 	if (post->rip == in.addr + in.len)
 		return;		/* fell through (a jump to the next one too) */
 	if (in.iclass == BT_INSN_OTHER || in.iclass == BT_INSN_INT3)
@@ -1358,6 +1364,25 @@ static int fast_init(struct bt_target *t)
 	return ret;
 }
 
+/*
+ * bt_target_cont() returns: every thread stopped.  What each ran of its
+ * chain goes into its ring now, so that stats and captures agree.
+ */
+static void fast_stopped(struct bt_target *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nthreads; i++) {
+		struct bt_thread *th = t->threads[i];
+		struct fast_thread *ft = th->bk;
+		uint64_t pc;
+
+		if (ft && ft->nchain && ft->state != FT_NATIVE &&
+		    th->state == BT_TH_STOPPED && bt_thread_pc(th, &pc) == 0)
+			chain_commit(t, th, pc);
+	}
+}
+
 static void fast_release(struct bt_target *t)
 {
 	struct fast *f = fast_of(t);
@@ -1438,6 +1463,7 @@ const struct bt_backend_ops bt_backend_soft_fast = {
 	.trap = fast_trap,
 	.fork = fast_fork,
 	.release = fast_release,
+	.stopped = fast_stopped,
 	.hide = fast_hide,
 	.signal = fast_signal,
 	.capture = fast_capture,

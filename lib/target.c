@@ -931,6 +931,8 @@ int bt_target_cont(struct bt_target *t, struct bt_stop *stop)
 		ret = target_stop_all(t);
 		if (ret < 0)
 			return ret;
+		if (t->ops->stopped)
+			t->ops->stopped(t);
 	}
 	/* One Ctrl-C may come both ways (btrace's and the program's SIGINT). */
 	if (stop->reason == BT_STOP_INTERRUPT)
