@@ -41,6 +41,7 @@
 
 static int target_stop_all(struct bt_target *t);
 static int flush_traps(struct bt_target *t);
+static pid_t getppid_of(pid_t pid);
 static int break_poke(struct bt_target *t, struct bt_break *b, int insert);
 
 /* Threads */
@@ -1461,6 +1462,9 @@ static void reap_dying(struct bt_target *t)
 
 		if (th->state != BT_TH_RUNNING || !th->exiting)
 			continue;
+		/* A leader we also forked is for our caller's waitpid. */
+		if (th->tid == t->pid && getppid_of(t->pid) == getpid())
+			continue;
 		if (waitpid(th->tid, &status, __WALL | WNOHANG) == th->tid &&
 		    (WIFEXITED(status) || WIFSIGNALED(status)))
 			thread_gone(t, th);
@@ -1506,8 +1510,8 @@ static int detach_all(struct bt_target *t)
 		    errno != ESRCH && !ret)
 			ret = bt_fail(bte_ptrace, errno, "ptrace(DETACH, %d)",
 				      th->tid);
-		th->sig = 0;
-		th->state = BT_TH_RUNNING;
+		/* Not ours any more: never to be waited for (its parent's). */
+		thread_gone(t, th);
 	}
 	t->traced = 0;
 	return ret;

@@ -42,6 +42,12 @@ grep -q " sysret [0-9]* 4$" "$tmp/sighandler.cap" ||
 # a blocked signal delivered by sigprocmask; exits 5 when all handlers ran.
 check cap_sigsync "exit tid=[0-9]* sig=0 status=5" 0x500
 
+# execve: the trace goes on into the new program (it exits 4), the exec a
+# branch from the syscall instruction to the new first instruction.
+check cap_exec "exit tid=[0-9]* sig=0 status=4" 0x400
+grep -q " sysret [0-9]* 0$" "$tmp/cap_exec.cap" ||
+	{ echo "FAIL cap_exec: no branch across execve"; fail=1; }
+
 # Asynchronous ones cannot be compared run to run: timer signals in a busy
 # loop and in nanosleep, SIGCHLD of a fork, a thread.  The program must
 # end as it does untraced (7).
