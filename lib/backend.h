@@ -73,14 +73,13 @@ struct bt_backend_ops {
 		    const siginfo_t *si);
 
 	/*
-	 * @th forked @child, which is stopped and about to be let go
-	 * untraced: undo in its memory what the backend changed (int3s).
-	 * @shared: a vfork child, running in @th's memory until it execs or
-	 * exits (th->event is PTRACE_EVENT_VFORK_DONE at @th's next resume).
+	 * A fork child @child, not followed, is stopped and about to be let
+	 * go untraced: undo in its memory what the backend changed (int3s).
+	 * @shared: a vfork child, running in its parent's memory until it
+	 * execs or exits (the parent's next stop is PTRACE_EVENT_VFORK_DONE).
 	 * May be NULL.
 	 */
-	void (*fork)(struct bt_target *t, struct bt_thread *th, pid_t child,
-		     int shared);
+	void (*fork)(struct bt_target *t, pid_t child, int shared);
 
 	/*
 	 * @len bytes of target memory at @addr were read into @buf: put back

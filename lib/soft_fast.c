@@ -1017,8 +1017,7 @@ static void bp_reinsert_all(struct fast *f)
 	}
 }
 
-static void fast_fork(struct bt_target *t, struct bt_thread *th, pid_t child,
-		      int shared)
+static void fast_fork(struct bt_target *t, pid_t child, int shared)
 {
 	struct fast *f = fast_of(t);
 	char path[64];
