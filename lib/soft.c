@@ -211,11 +211,10 @@ static int soft_trap(struct bt_target *t, struct bt_thread *th,
 		return 1;
 	}
 	/*
-	 * Still at the same pc: a rep string instruction between two
-	 * iterations, or a step that did not run the instruction (the first
-	 * one after the exec stop).  Not a branch; counted once it is done.
+	 * A rep string instruction steps once per iteration, in place: not a
+	 * branch, and one instruction, counted once it is done.
 	 */
-	if (regs.rip == st->pc && st->insn.iclass == BT_INSN_OTHER) {
+	if (st->insn.rep && regs.rip == st->pc) {
 		t->stats.instructions--;
 		return 1;
 	}
