@@ -14,6 +14,7 @@ static int cmd_version(int argc, char **argv);
 
 static const struct cmd_entry commands[] = {
 	{ "help", cmd_help, "show this help" },
+	{ "attach", cmd_attach, "trace a running process, then open a session" },
 	{ "version", cmd_version, "print the version" },
 };
 

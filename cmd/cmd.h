@@ -19,4 +19,6 @@ struct cmd_entry {
 #define EXIT_USAGE 2
 #define EXIT_FAIL 1
 
+int cmd_attach(int argc, char **argv);
+
 #endif /* BTRACE_CMD_H */
