@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bt_decode(): captured bytes of one thread into a branch history.  The
+ * software format is decoded here; PT and BTS live in pt.c and bts.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btrace/decode.h"
+#include "btrace/error.h"
+#include "btrace/insn.h"
+#include "btrace/ring.h"
+#include "decode_internal.h"
+#include "internal.h"
+
+void bt_history_free(struct bt_history *hist)
+{
+	if (!hist)
+		return;
+	free(hist->branch);
+	free(hist);
+}
+
+int bt_decode(const struct bt_capture *cap, const struct bt_decode_opts *opts,
+	      struct bt_history **out)
+{
+	struct bt_history *hist;
+	int ret;
+
+	if (!cap || !opts || !out)
+		return bt_fail(bte_invalid, 0, "bt_decode(NULL)");
+	*out = NULL;
+	hist = calloc(1, sizeof(*hist));
+	if (!hist)
+		return bt_fail(bte_nomem, ENOMEM, "history");
+
+	switch (cap->format) {
+	case BT_FMT_SOFT:
+		ret = bt_decode_soft(cap, opts, hist);
+		break;
+	case BT_FMT_PT:
+	case BT_FMT_BTS:
+	case BT_FMT_PERF_BTS:
+		ret = bt_fail(bte_nosys, 0, "no %s decoder",
+			      bt_format_name(cap->format));
+		break;
+	default:
+		ret = bt_fail(bte_format, 0, "capture format %d", cap->format);
+		break;
+	}
+	if (ret < 0) {
+		bt_history_free(hist);
+		return ret;
+	}
+	*out = hist;
+	return 0;
+}
+
+/*
+ * The software format: bt_ring records, oldest first.  A first pass counts
+ * the entries so that the second one keeps only the last N without
+ * buffering more than N.
+ */
+
+/* Entries one record yields: 1 for a branch or a lost marker, 0 else. */
+static int soft_entry(const struct bt_rec_hdr *rec, struct bt_branch *br)
+{
+	const struct bt_rec_branch *b = (const void *)rec;
+
+	memset(br, 0, sizeof(*br));
+	switch (rec->type) {
+	case BT_REC_BRANCH:
+		if (rec->size < sizeof(*b))
+			return 0;
+		br->from = b->from;
+		br->to = b->to;
+		br->ninsn = b->ninsn;
+		br->kind = b->kind < BT_BR_MAX ? b->kind : BT_BR_NONE;
+		br->flags = b->flags;
+		br->gap = b->kind == BT_BR_GAP ? b->gap : BT_GAP_NONE;
+		return 1;
+	case BT_REC_LOST:
+		br->kind = BT_BR_GAP;
+		br->gap = BT_GAP_OVERFLOW;
+		return 1;
+	}
+	return 0;
+}
+
+struct soft_walk {
+	size_t count;	/* entries in the stream */
+	int status;	/* 0, or why the stream ended early */
+};
+
+static void soft_count(const struct bt_capture *cap, struct soft_walk *w)
+{
+	const struct bt_rec_hdr *rec;
+	struct bt_branch br;
+	size_t off = 0;
+	int ret;
+
+	w->count = 0;
+	while (!(ret = bt_rec_next(cap->data, cap->size, &off, &rec)))
+		w->count += soft_entry(rec, &br);
+	w->status = ret == -bte_eos ? cap->status : ret;
+}
+
+/* Append a gap entry; the array has room (counted by the caller). */
+static void add_gap(struct bt_history *hist, int reason, uint64_t from,
+		    uint64_t to)
+{
+	struct bt_branch *br = &hist->branch[hist->count++];
+
+	memset(br, 0, sizeof(*br));
+	br->kind = BT_BR_GAP;
+	br->gap = reason;
+	br->from = from;
+	br->to = to;
+}
+
+/* Fill the last @keep of @w->count entries into @hist. */
+static void soft_fill(const struct bt_capture *cap, const struct soft_walk *w,
+		      size_t keep, struct bt_history *hist)
+{
+	const struct bt_rec_hdr *rec;
+	struct bt_branch br;
+	size_t off = 0, seen = 0, skip = w->count - keep;
+
+	while (!bt_rec_next(cap->data, cap->size, &off, &rec)) {
+		if (!soft_entry(rec, &br) || seen++ < skip)
+			continue;
+		hist->branch[hist->count++] = br;
+		hist->ninsn += br.ninsn;
+	}
+}
+
+int bt_decode_soft(const struct bt_capture *cap,
+		   const struct bt_decode_opts *opts, struct bt_history *hist)
+{
+	struct soft_walk w;
+	size_t keep, room;
+	int lead;
+
+	soft_count(cap, &w);
+	keep = w.count;
+	if (opts->last && opts->last < keep)
+		keep = opts->last;
+	/*
+	 * Records overwritten in the ring come before everything kept only
+	 * when nothing was cut by --last: say so with a leading gap.
+	 */
+	lead = cap->lost && keep == w.count;
+	room = keep + lead + (w.status < 0);
+	hist->lost = cap->lost;
+	if (!room)
+		return 0;
+	hist->branch = calloc(room, sizeof(*hist->branch));
+	if (!hist->branch)
+		return bt_fail(bte_nomem, ENOMEM, "%zu branches", room);
+	if (lead)
+		add_gap(hist, BT_GAP_OVERFLOW, 0, 0);
+	soft_fill(cap, &w, keep, hist);
+	if (lead && hist->count > 1)
+		hist->branch[0].to = hist->branch[1].from;
+	/* A torn or corrupt tail: the history ends early, and says so. */
+	if (w.status < 0)
+		add_gap(hist, BT_GAP_DECODE,
+			hist->count ? hist->branch[hist->count - 1].to : 0, 0);
+	return 0;
+}
