@@ -59,8 +59,8 @@ int bt_symtab_foreach(struct bt_symtab *symtab, bt_symtab_fn fn, void *ctx);
 
 /*
  * The lowest address of code generated for @file:@line, or 0 if none.
- * @file matches a source file by its full path or by a trailing part of it
- * ("main.c", "src/main.c").
+ * @file matches a source file by its full path, or by its basename when
+ * @file has no '/' ("main.c").
  */
 uint64_t bt_symtab_line_addr(struct bt_symtab *symtab, const char *file,
 			     int line);
