@@ -48,6 +48,9 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TGT_BIN  := $(TGT_SRC:tests/targets/%.c=$(BUILD)/targets/%)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+# Test support linked into unit tests, tools, benchmarks and fuzz targets:
+# the trace synthesizer (tests/tools/synth/).
+SYNTH_OBJ:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/tools/synth/*.c))
 
 .PHONY: all deps check unit e2e demo bench fuzz clean format
 all: deps $(BTRACE) $(TGT_BIN) $(TOOL_BIN)
@@ -82,18 +85,18 @@ $(BTRACE): $(CMD_OBJ) $(LIBDEC) $(LIBBT)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CMD_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIBDEC) $(LIBBT)
+$(BUILD)/tests/%: tests/unit/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(LIBDEC) $(LIBBT) $(LIBS) $(TESTLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS) $(TESTLIBS)
 
-$(BUILD)/tools/%: tests/tools/%.c $(LIBDEC) $(LIBBT)
+$(BUILD)/tools/%: tests/tools/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(LIBDEC) $(LIBBT) $(LIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
 
-$(BUILD)/bench/%: bench/%.c $(LIBDEC) $(LIBBT)
+$(BUILD)/bench/%: bench/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(LIBDEC) $(LIBBT) $(LIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
 
 # Test targets: real programs with known control flow, built without
 # optimisation so their branches match the source, with debug info.

@@ -16,6 +16,7 @@ static const struct cmd_entry commands[] = {
 	{ "help", cmd_help, "show this help" },
 	{ "attach", cmd_attach, "trace a running process, then open a session" },
 	{ "version", cmd_version, "print the version" },
+	{ "doctor", cmd_doctor, "what can trace on this machine, and why not" },
 };
 
 static void usage(FILE *f)

@@ -16,6 +16,8 @@ struct cmd_entry {
 };
 
 /* Exit statuses: 2 for usage errors, 1 for the rest. */
+int cmd_doctor(int argc, char **argv);
+
 #define EXIT_USAGE 2
 #define EXIT_FAIL 1
 

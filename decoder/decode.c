@@ -40,6 +40,8 @@ int bt_decode(const struct bt_capture *cap, const struct bt_decode_opts *opts,
 		ret = bt_decode_soft(cap, opts, hist);
 		break;
 	case BT_FMT_PT:
+		ret = bt_decode_pt(cap, opts, hist);
+		break;
 	case BT_FMT_BTS:
 	case BT_FMT_PERF_BTS:
 		ret = bt_fail(bte_nosys, 0, "no %s decoder",
@@ -168,4 +170,22 @@ int bt_decode_soft(const struct bt_capture *cap,
 		add_gap(hist, BT_GAP_DECODE,
 			hist->count ? hist->branch[hist->count - 1].to : 0, 0);
 	return 0;
+}
+
+int bt_decode_insns(const struct bt_capture *cap,
+		    const struct bt_decode_opts *opts, bt_insn_fn fn,
+		    void *ctx)
+{
+	if (!cap || !opts || !fn)
+		return bt_fail(bte_invalid, 0, "bt_decode_insns(NULL)");
+	switch (cap->format) {
+	case BT_FMT_PT:
+		return bt_decode_pt_insns(cap, opts, fn, ctx);
+	case BT_FMT_SOFT:
+	case BT_FMT_BTS:
+	case BT_FMT_PERF_BTS:
+		return bt_fail(bte_nosys, 0, "no instructions from %s",
+			       bt_format_name(cap->format));
+	}
+	return bt_fail(bte_format, 0, "capture format %d", cap->format);
 }

@@ -19,4 +19,13 @@ int bt_decode_pt(const struct bt_capture *cap,
 int bt_decode_bts(const struct bt_capture *cap,
 		  const struct bt_decode_opts *opts, struct bt_history *hist);
 
+/* Every instruction, through libipt's instruction decoder. */
+int bt_decode_pt_insns(const struct bt_capture *cap,
+		       const struct bt_decode_opts *opts, bt_insn_fn fn,
+		       void *ctx);
+/* Every instruction between BTS branches, walked through the image. */
+int bt_decode_bts_insns(const struct bt_capture *cap,
+			const struct bt_decode_opts *opts, bt_insn_fn fn,
+			void *ctx);
+
 #endif /* BTRACE_DECODE_INTERNAL_H */

@@ -115,7 +115,7 @@ struct pt_image *bt_image_pt(struct bt_image *image)
 static int image_file(struct bt_image *image, const char *path,
 		      struct bt_file **out)
 {
-	struct bt_file *f;
+	struct bt_file *f = NULL;
 	struct stat st;
 	void *map;
 	size_t i;
@@ -212,7 +212,7 @@ int bt_image_add_file(struct bt_image *image, const char *path,
 		      uint64_t offset, uint64_t size, uint64_t vaddr)
 {
 	struct bt_section *s;
-	struct bt_file *f;
+	struct bt_file *f = NULL;
 	int err;
 
 	if (!image || !path)

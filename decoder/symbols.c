@@ -36,6 +36,8 @@ struct bt_symtab {
 	/* Module basenames, owned here: dwfl's names are full paths. */
 	char **names;
 	size_t nnames;
+	bt_sym_fallback_fn fallback;
+	void *fallback_ctx;
 };
 
 static const Dwfl_Callbacks proc_callbacks = {
@@ -285,9 +287,28 @@ int bt_symtab_lookup(struct bt_symtab *symtab, uint64_t addr,
 		slot->found = symtab_resolve(symtab, addr, &slot->sym) == 0;
 		slot->addr = addr;
 		slot->valid = 1;
+		if (!slot->sym.name && symtab->fallback) {
+			slot->sym.name = symtab->fallback(symtab->fallback_ctx,
+							  addr,
+							  &slot->sym.offset);
+			slot->found |= slot->sym.name != NULL;
+		}
 	}
 	*sym = slot->sym;
 	return slot->found ? 0 : -bte_noent;
+}
+
+void bt_symtab_set_fallback(struct bt_symtab *symtab, bt_sym_fallback_fn fn,
+			    void *ctx)
+{
+	size_t i;
+
+	if (!symtab)
+		return;
+	symtab->fallback = fn;
+	symtab->fallback_ctx = ctx;
+	for (i = 0; i < CACHE_SLOTS; i++)
+		symtab->cache[i].valid = 0;
 }
 
 struct sym_search {

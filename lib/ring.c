@@ -119,8 +119,10 @@ int bt_ring_write(struct bt_ring *ring, uint16_t type, const void *payload,
 	struct bt_rec_hdr *hdr;
 	uint64_t head;
 
+	/* len is tested alone too: rec_total() wraps for a huge len. */
 	if (!ring || type == 0 || type >= BT_REC_MAX || (len && !payload) ||
-	    total > BT_REC_MAX_SIZE || total > ring->size)
+	    len > BT_REC_MAX_SIZE || total > BT_REC_MAX_SIZE ||
+	    total > ring->size)
 		return bt_fail(bte_invalid, 0, "ring write(type %u, %zu bytes)",
 			       type, len);
 	head = ring->head;
@@ -131,7 +133,8 @@ int bt_ring_write(struct bt_ring *ring, uint16_t type, const void *payload,
 	hdr->type = type;
 	hdr->size = (uint16_t)total;
 	hdr->check = rec_check(type, (uint16_t)total);
-	ring_put(ring, head + sizeof(*hdr), payload, len);
+	if (len)
+		ring_put(ring, head + sizeof(*hdr), payload, len);
 	/* Padding ends on an aligned position, so it never wraps. */
 	if (total - sizeof(*hdr) > len)
 		memset(ring->data + ((head + sizeof(*hdr) + len) & ring->mask),
@@ -204,7 +207,8 @@ int bt_rec_check(const struct bt_rec_hdr *hdr, size_t avail)
 int bt_rec_next(const uint8_t *buf, size_t len, size_t *off,
 		const struct bt_rec_hdr **rec)
 {
-	const struct bt_rec_hdr *hdr;
+	const uint8_t *p;
+	uint16_t size;
 
 	if (!off || !rec || (!buf && len))
 		return -bte_invalid;
@@ -212,11 +216,13 @@ int bt_rec_next(const uint8_t *buf, size_t len, size_t *off,
 		return -bte_eos;
 	if (*off > len)
 		return -bte_corrupt;
-	hdr = (const struct bt_rec_hdr *)(buf + *off);
-	if (bt_rec_check(hdr, len - *off))
+	p = buf + *off;
+	if (bt_rec_check((const struct bt_rec_hdr *)p, len - *off))
 		return -bte_corrupt;
-	*rec = hdr;
-	*off += hdr->size;
+	/* Not through the struct: @buf may be unaligned (a mapped file). */
+	memcpy(&size, p + offsetof(struct bt_rec_hdr, size), sizeof(size));
+	*rec = (const struct bt_rec_hdr *)p;
+	*off += size;
 	return 0;
 }
 

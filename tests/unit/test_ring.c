@@ -233,6 +233,8 @@ static void write_invalid(void **state)
 	assert_int_equal(bt_ring_write(ring, BT_REC_BRANCH, payload, 57),
 			 -bte_invalid);
 	assert_int_equal(bt_ring_write(ring, 0, payload, 8), -bte_invalid);
+	assert_int_equal(bt_ring_write(ring, BT_REC_BRANCH, payload, SIZE_MAX),
+			 -bte_invalid);
 	assert_int_equal(bt_ring_write(ring, BT_REC_MAX, payload, 8),
 			 -bte_invalid);
 	assert_int_equal(bt_ring_write(ring, BT_REC_BRANCH, NULL, 8),
@@ -613,6 +615,26 @@ static void rec_next(void **state)
 	}
 }
 
+/* A trace file mapped at any address: only offsets are relied upon. */
+static void rec_next_unaligned(void **state)
+{
+	struct bt_rec_hdr h[2] = {
+		{ BT_REC_LOST, 8, BT_REC_LOST ^ 8 ^ BT_REC_MAGIC },
+		{ BT_REC_BRANCH, 8, BT_REC_BRANCH ^ 8 ^ BT_REC_MAGIC },
+	};
+	uint8_t raw[sizeof(h) + 1];
+	const struct bt_rec_hdr *rec;
+	size_t off = 0;
+
+	memcpy(raw + 1, h, sizeof(h));
+	assert_int_equal(bt_rec_next(raw + 1, sizeof(h), &off, &rec), 0);
+	assert_ptr_equal(rec, raw + 1);
+	assert_int_equal(bt_rec_next(raw + 1, sizeof(h), &off, &rec), 0);
+	assert_int_equal(off, 16);
+	assert_int_equal(bt_rec_next(raw + 1, sizeof(h), &off, &rec),
+			 -bte_eos);
+}
+
 static void rec_next_null(void **state)
 {
 	const struct bt_rec_hdr *rec;
@@ -645,6 +667,7 @@ int main(void)
 		cmocka_unit_test(walk_torn_simulated),
 		cmocka_unit_test(walk_torn_header),
 		cmocka_unit_test(rec_next),
+		cmocka_unit_test(rec_next_unaligned),
 		cmocka_unit_test(rec_next_null),
 	};
 

@@ -39,6 +39,17 @@ void bt_symtab_free(struct bt_symtab *symtab);
 int bt_symtab_lookup(struct bt_symtab *symtab, uint64_t addr,
 		     struct bt_sym *sym);
 
+/*
+ * Names for what the modules cannot name (a trace file's saved symbols when
+ * its ELF files are missing or differ): when a lookup finds no function,
+ * @fn is asked for the one containing @addr and its *@offset (NULL: none).
+ * The name must live as long as @symtab.  @fn NULL removes it.
+ */
+typedef const char *(*bt_sym_fallback_fn)(void *ctx, uint64_t addr,
+					  uint64_t *offset);
+void bt_symtab_set_fallback(struct bt_symtab *symtab, bt_sym_fallback_fn fn,
+			    void *ctx);
+
 /* The address of function @name (first match), or 0. */
 uint64_t bt_symtab_addr(struct bt_symtab *symtab, const char *name);
 

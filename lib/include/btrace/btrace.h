@@ -14,6 +14,7 @@
 #include "btrace/image.h"
 #include "btrace/decode.h"
 #include "btrace/symbols.h"
+#include "btrace/tracefile.h"
 
 #define BTRACE_VERSION "0.1.0"
 

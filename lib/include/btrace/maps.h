@@ -14,24 +14,28 @@ struct bt_map {
 	uint64_t start, end;	/* [start, end) */
 	uint64_t offset;	/* file offset of start */
 	uint32_t prot;		/* enum bt_map_prot */
-	char *path;		/* file path, "[vdso]", "[heap]"..., or NULL */
-	uint8_t build_id[20];
+	char *path;		/* file path, "[vdso]", "[heap]"..., or NULL;
+				 * as the kernel shows it, " (deleted)" kept */
+	uint8_t build_id[20];	/* of the inode mapped, even if deleted */
 	uint8_t build_id_len;	/* 0 if none or not a file */
+	uint8_t deleted;	/* the file was unlinked or replaced */
 };
 
 struct bt_maps {
-	struct bt_map *map;
+	struct bt_map *map;	/* sorted by start, disjoint */
 	size_t count;
 };
 
 /*
- * Read the mappings of @pid (build-ids filled for ELF files).
- * Returns 0 or a negative bt_error; release with bt_maps_release().
+ * Read the mappings of @pid, 0 for the calling process (build-ids filled
+ * for ELF files).  Returns 0, -bte_noent if there is no such process,
+ * -bte_perm, or another negative bt_error (@maps is then empty); release
+ * with bt_maps_release(), which accepts NULL.
  */
 int bt_maps_read(pid_t pid, struct bt_maps *maps);
 void bt_maps_release(struct bt_maps *maps);
 
-/* The mapping containing @addr, or NULL. */
+/* The mapping containing @addr (binary search), or NULL. */
 const struct bt_map *bt_maps_find(const struct bt_maps *maps, uint64_t addr);
 
 #endif /* BTRACE_MAPS_H */

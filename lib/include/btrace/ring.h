@@ -69,7 +69,8 @@ void bt_ring_free(struct bt_ring *ring);
  * Append a record of @type with @len payload bytes (the bytes after the
  * header) from @payload.  The header is filled in by the ring.  Overwrites
  * the oldest records when needed.
- * Returns 0, or -bte_invalid if the record cannot fit in the ring.
+ * Returns 0, or -bte_invalid if the record cannot fit in the ring (or in
+ * BT_REC_MAX_SIZE) or @type is not a known enum bt_rec_type.
  */
 int bt_ring_write(struct bt_ring *ring, uint16_t type, const void *payload,
 		  size_t len);

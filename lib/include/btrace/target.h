@@ -159,6 +159,16 @@ int bt_target_finish(struct bt_target *target, int *wstatus);
 /* Stop tracing and leave the process running exactly as before. */
 int bt_target_detach(struct bt_target *target);
 
+/*
+ * Stop tracing and leave the process stopped, for another debugger to
+ * attach (the GDB plugin's hand-back, docs/gdb.md): every thread is left
+ * in a SIGSTOP group stop, and the signal of the last stop is not
+ * delivered - a fault re-executes and faults again once resumed; the
+ * caller re-sends a signal that was sent (abort, kill).
+ * Returns 0 or a negative bt_error.
+ */
+int bt_target_detach_stopped(struct bt_target *target);
+
 /* SIGKILL the process and reap it. */
 int bt_target_kill(struct bt_target *target);
 

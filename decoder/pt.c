@@ -1,0 +1,767 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Intel PT into branches, through libipt's block decoder.
+ *
+ * Blocks end at every instruction that needs trace (conditional and
+ * indirect branches, returns, far transfers) and, as we configure it, at
+ * direct calls and jumps: so the last instruction of a block is the only
+ * branch in it.  Whether it was taken shows in where the next block starts.
+ * A branch therefore waits ("pending") until the next block or event says
+ * where the flow went.
+ *
+ * The last N: PT only decodes forwards, but every PSB is a place to start.
+ * Decode from the last PSB to the end, then the stretch from the PSB before
+ * it up to that one, and so on, until N entries are known: the cost follows
+ * N and the PSB period, not the size of the buffer.
+ */
+#include <errno.h>
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brvec.h"
+#include "btrace/error.h"
+#include "decode_internal.h"
+#include "image_internal.h"
+#include "internal.h"
+
+/* What a branch instruction's bytes say. */
+struct pt_scan {
+	int kind;	/* enum bt_branch_kind, BT_BR_NONE if not a branch */
+	int len;	/* conditional branches only; 0 if unknown */
+	int64_t rel;	/* direct jumps and calls: target - next insn */
+	int direct;	/* rel is valid; len too */
+};
+
+static int64_t rel32(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static int prefix(uint8_t b)
+{
+	switch (b) {
+	case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65:
+	case 0x66: case 0x67: case 0xf0: case 0xf2: case 0xf3:
+		return 1;
+	}
+	return (b & 0xf0) == 0x40;	/* REX */
+}
+
+static int scan_0f(uint8_t op2, size_t i, struct pt_scan *s)
+{
+	if (op2 >= 0x80 && op2 <= 0x8f) {
+		s->len = i + 6;
+		return BT_BR_COND;
+	}
+	if (op2 == 0x05 || op2 == 0x34)
+		return BT_BR_SYSCALL;
+	if (op2 == 0x07 || op2 == 0x35)
+		return BT_BR_SYSRET;
+	return BT_BR_NONE;
+}
+
+static int scan_ff(uint8_t modrm)
+{
+	switch ((modrm >> 3) & 7) {
+	case 2: case 3:
+		return BT_BR_ICALL;
+	case 4: case 5:
+		return BT_BR_IJUMP;
+	}
+	return BT_BR_NONE;
+}
+
+/* Classify the instruction in @p[0..n) on its own. */
+static void scan_insn(const uint8_t *p, size_t n, struct pt_scan *s)
+{
+	size_t i = 0;
+	uint8_t op;
+
+	memset(s, 0, sizeof(*s));
+	while (i < n && i < 14 && prefix(p[i]))
+		i++;
+	if (i >= n)
+		return;
+	op = p[i];
+	if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) {
+		s->kind = BT_BR_COND;
+		s->len = i + 2;
+	} else if (op == 0x0f && i + 1 < n) {
+		s->kind = scan_0f(p[i + 1], i, s);
+	} else if (op == 0xff && i + 1 < n) {
+		s->kind = scan_ff(p[i + 1]);
+	} else if ((op == 0xe8 || op == 0xe9) && i + 5 <= n) {
+		s->kind = op == 0xe8 ? BT_BR_CALL : BT_BR_JUMP;
+		s->len = i + 5;
+		s->rel = rel32(p + i + 1);
+		s->direct = 1;
+	} else if (op == 0xeb && i + 2 <= n) {
+		s->kind = BT_BR_JUMP;
+		s->len = i + 2;
+		s->rel = (int8_t)p[i + 1];
+		s->direct = 1;
+	} else if (op == 0xea || op == 0xe8 || op == 0xe9) {
+		s->kind = BT_BR_JUMP;
+	} else if (op == 0xc3 || op == 0xc2) {
+		s->kind = BT_BR_RET;
+	} else if (op == 0xca || op == 0xcb || op == 0xcf) {
+		s->kind = BT_BR_SYSRET;
+	} else if (op == 0xcd || op == 0xce || op == 0x9a) {
+		s->kind = BT_BR_SYSCALL;
+	} else if (op == 0xcc) {
+		s->kind = BT_BR_INTR;
+	}
+}
+
+/* The state of one decoding pass. */
+enum { PT_ON, PT_OFF_SYNC, PT_OFF_ASYNC, PT_OFF };
+
+struct pt_pass {
+	struct bt_image *image;
+	struct bt_brvec *out;
+	struct bt_branch pend;	/* a branch waiting for its target */
+	uint64_t pend_fall;	/* a pending conditional's fall-through */
+	int have_pend;
+	struct bt_branch off;	/* how tracing went off */
+	int state;
+	uint32_t ninsn;		/* instructions since the last entry */
+	uint64_t last_to;	/* the last address known */
+	size_t open_gap;	/* index + 1 of a gap waiting for its "to" */
+	size_t direct_run;	/* direct jumps and calls in a row */
+	uint64_t first_ip;	/* where the pass started */
+};
+
+/* Direct branches libipt may follow past the end of the trace. */
+#define PT_MAX_GUESS 4096
+
+static int is_direct(const struct bt_branch *br)
+{
+	return br->kind == BT_BR_JUMP || br->kind == BT_BR_CALL;
+}
+
+/*
+ * Past the end of its trace libipt still follows direct jumps and calls:
+ * those are a guess, unless the next stretch of trace (starting at
+ * @stop_ip) shows the flow got there.  Keep the entries of this pass
+ * (from @start on) up to the one that reaches @stop_ip, or up to the last
+ * branch the trace decided.
+ */
+static void trim_guess(struct bt_brvec *v, size_t start, uint64_t stop_ip)
+{
+	size_t i = v->n, j;
+
+	while (i > start && is_direct(&v->v[i - 1]))
+		i--;
+	for (j = i; stop_ip && j < v->n; j++) {
+		if (v->v[j].to == stop_ip) {
+			v->n = j + 1;
+			return;
+		}
+	}
+	v->n = i;
+}
+
+static int pass_push(struct pt_pass *ps, const struct bt_branch *br)
+{
+	ps->direct_run = is_direct(br) ? ps->direct_run + 1 : 0;
+	if (bt_brvec_push(ps->out, br) < 0)
+		return bt_fail(bte_nomem, ENOMEM, "branches");
+	return 0;
+}
+
+static int pass_gap(struct pt_pass *ps, int reason, uint64_t from,
+		    uint64_t to)
+{
+	struct bt_branch gap = { .from = from, .to = to, .kind = BT_BR_GAP,
+				 .gap = reason };
+
+	ps->ninsn = 0;
+	ps->have_pend = 0;
+	if (to)
+		ps->last_to = to;
+	return pass_push(ps, &gap);
+}
+
+/* We learnt where the flow is: @ip.  Settle the pending branch. */
+static int pass_resolve(struct pt_pass *ps, uint64_t ip)
+{
+	if (ps->open_gap) {
+		ps->out->v[ps->open_gap - 1].to = ip;
+		ps->open_gap = 0;
+	}
+	if (!ps->have_pend)
+		return 0;
+	ps->have_pend = 0;
+	if (ps->pend.kind == BT_BR_COND && ip == ps->pend_fall) {
+		ps->ninsn += ps->pend.ninsn;	/* not taken */
+		return 0;
+	}
+	ps->pend.to = ip;
+	ps->last_to = ip;
+	return pass_push(ps, &ps->pend);
+}
+
+/* The kind of branch @blk ends with, from its class and its bytes. */
+static void block_scan(struct pt_pass *ps, const struct pt_block *blk,
+		       struct pt_scan *s)
+{
+	uint8_t buf[pt_max_insn_size];
+	const uint8_t *p;
+	size_t n;
+	ssize_t got;
+
+	if (blk->truncated) {
+		scan_insn(blk->raw, blk->size, s);
+		return;
+	}
+	p = bt_image_peek(ps->image, blk->end_ip, &n);
+	if (!p) {
+		got = bt_image_read(ps->image, blk->end_ip, buf, sizeof(buf));
+		p = buf;
+		n = got > 0 ? got : 0;
+	}
+	scan_insn(p, n < pt_max_insn_size ? n : pt_max_insn_size, s);
+}
+
+/* Does the class say "maybe a branch"?  Then the bytes tell which. */
+static int class_branches(enum pt_insn_class iclass)
+{
+	switch (iclass) {
+	case ptic_other:
+	case ptic_ptwrite:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+static int pass_block(struct pt_pass *ps, const struct pt_block *blk)
+{
+	struct pt_scan s;
+	int err;
+
+	/*
+	 * Even an empty block starts where the decoder is: past the pending
+	 * branch, whose trace it has already consumed.
+	 */
+	if (ps->state == PT_ON && blk->ip && (ps->have_pend || ps->open_gap)) {
+		err = pass_resolve(ps, blk->ip);
+		if (err < 0)
+			return err;
+	}
+	if (!blk->ninsn)
+		return 0;
+	if (!ps->last_to)
+		ps->last_to = blk->ip;
+	if (!ps->first_ip)
+		ps->first_ip = blk->ip;
+	ps->ninsn += blk->ninsn;
+	if (!class_branches(blk->iclass))
+		return 0;
+	block_scan(ps, blk, &s);
+	if (s.kind == BT_BR_NONE)
+		return 0;
+	memset(&ps->pend, 0, sizeof(ps->pend));
+	ps->pend.from = blk->end_ip;
+	ps->pend.kind = s.kind;
+	ps->pend.ninsn = ps->ninsn;
+	ps->pend_fall = s.len ? blk->end_ip + s.len : 0;
+	ps->pend.to = s.direct ? blk->end_ip + s.len + s.rel : 0;
+	ps->have_pend = 1;
+	ps->ninsn = 0;
+	return 0;
+}
+
+/* Tracing came back on at @ip. */
+static int pass_enabled(struct pt_pass *ps, uint64_t ip)
+{
+	int state = ps->state;
+
+	ps->state = PT_ON;
+	if (state == PT_OFF_SYNC) {
+		ps->off.to = ip;
+		ps->last_to = ip;
+		ps->ninsn = 0;
+		return pass_push(ps, &ps->off);
+	}
+	if (state == PT_OFF_ASYNC) {
+		/* Back where it stopped: the kernel ran, the thread did not. */
+		if (ip == ps->off.from) {
+			ps->ninsn = ps->off.ninsn;
+			return 0;
+		}
+		ps->off.to = ip;
+		ps->off.kind = BT_BR_INTR;
+		ps->last_to = ip;
+		ps->ninsn = 0;
+		return pass_push(ps, &ps->off);
+	}
+	if (ps->open_gap)
+		return pass_resolve(ps, ip);
+	ps->last_to = ip;
+	return 0;
+}
+
+/* A synchronous disable binds to the branch that left traced code. */
+static void pass_disabled(struct pt_pass *ps)
+{
+	if (ps->have_pend) {
+		ps->off = ps->pend;
+		ps->have_pend = 0;
+		if (ps->off.kind != BT_BR_SYSCALL) {
+			ps->off.kind = BT_BR_GAP;
+			ps->off.gap = BT_GAP_DISABLED;
+		}
+	} else {
+		memset(&ps->off, 0, sizeof(ps->off));
+		ps->off.kind = BT_BR_GAP;
+		ps->off.gap = BT_GAP_DISABLED;
+		ps->off.from = ps->last_to;
+		ps->off.ninsn = ps->ninsn;
+	}
+	ps->ninsn = 0;
+	ps->state = PT_OFF_SYNC;
+}
+
+static int pass_async_disabled(struct pt_pass *ps, uint64_t at)
+{
+	int err = pass_resolve(ps, at);
+
+	memset(&ps->off, 0, sizeof(ps->off));
+	ps->off.from = at;
+	ps->off.ninsn = ps->ninsn;
+	ps->ninsn = 0;
+	ps->state = PT_OFF_ASYNC;
+	return err;
+}
+
+static int pass_overflow(struct pt_pass *ps, const struct pt_event *ev)
+{
+	uint64_t to = ev->ip_suppressed ? 0 : ev->variant.overflow.ip;
+
+	/*
+	 * libipt reports the overflow before the block after the pending
+	 * branch: only a direct branch still says where it went.
+	 */
+	if (ps->have_pend && ps->pend.to && ps->pend.kind != BT_BR_COND) {
+		ps->have_pend = 0;
+		ps->last_to = ps->pend.to;
+		if (pass_push(ps, &ps->pend) < 0)
+			return -bte_nomem;
+	}
+	ps->have_pend = 0;
+	ps->state = to ? PT_ON : PT_OFF;
+	return pass_gap(ps, BT_GAP_OVERFLOW, ps->last_to, to);
+}
+
+static int pass_async_branch(struct pt_pass *ps, const struct pt_event *ev)
+{
+	struct bt_branch br = { .from = ev->variant.async_branch.from,
+				.kind = BT_BR_INTR };
+	int err = pass_resolve(ps, br.from);
+
+	if (err < 0)
+		return err;
+	br.to = ev->ip_suppressed ? 0 : ev->variant.async_branch.to;
+	br.ninsn = ps->ninsn;
+	ps->ninsn = 0;
+	ps->last_to = br.to;
+	return pass_push(ps, &br);
+}
+
+static int pass_event(struct pt_pass *ps, const struct pt_event *ev)
+{
+	if (ev->status_update)
+		return 0;
+	switch (ev->type) {
+	case ptev_enabled:
+		return pass_enabled(ps, ev->variant.enabled.ip);
+	case ptev_disabled:
+		pass_disabled(ps);
+		return 0;
+	case ptev_async_disabled:
+		return pass_async_disabled(ps, ev->variant.async_disabled.at);
+	case ptev_async_branch:
+		return pass_async_branch(ps, ev);
+	case ptev_overflow:
+		return pass_overflow(ps, ev);
+	default:
+		return 0;
+	}
+}
+
+static int pass_events(struct pt_pass *ps, struct pt_block_decoder *dec,
+		       int status)
+{
+	while (status >= 0 && (status & pts_event_pending)) {
+		struct pt_event ev;
+		int err;
+
+		status = pt_blk_event(dec, &ev, sizeof(ev));
+		if (status < 0)
+			return status;
+		err = pass_event(ps, &ev);
+		if (err < 0)
+			return err;
+	}
+	return status;
+}
+
+/* An error inside the stream: a gap, then the next PSB. */
+static int pass_error(struct pt_pass *ps, int status)
+{
+	int reason = status == -pte_nomap ? BT_GAP_NOCODE : BT_GAP_DECODE;
+	uint64_t from = ps->have_pend ? ps->pend.from : ps->last_to;
+	int err;
+
+	if (ps->open_gap)
+		return 0;	/* one gap per stretch of trouble */
+	err = pass_gap(ps, reason, from, 0);
+	ps->open_gap = ps->out->n;
+	ps->state = PT_OFF;
+	return err;
+}
+
+/* The next PSB whose PSB+ reads well. */
+static int pt_resync(struct pt_block_decoder *dec)
+{
+	uint64_t last = UINT64_MAX, off;
+	int status;
+
+	for (;;) {
+		status = pt_blk_sync_forward(dec);
+		if (status >= 0 || status == -pte_eos || status == -pte_nosync)
+			return status;
+		/* A damaged PSB+: try the one after, if we moved. */
+		if (pt_blk_get_sync_offset(dec, &off) < 0 || off == last)
+			return status;
+		last = off;
+	}
+}
+
+/*
+ * Decode from where @dec is synchronized to its end.  With @resync,
+ * errors skip to the next PSB; without, they end the pass (a stretch
+ * between two PSBs has nothing further to sync to).
+ */
+static int pass_run(struct pt_pass *ps, struct pt_block_decoder *dec,
+		    int status, int resync)
+{
+	for (;;) {
+		struct pt_block blk;
+		int err;
+
+		status = pass_events(ps, dec, status);
+		if (status >= 0) {
+			status = pt_blk_next(dec, &blk, sizeof(blk));
+			err = pass_block(ps, &blk);
+			/* A loop of direct jumps past the end of the trace. */
+			if (ps->direct_run > PT_MAX_GUESS)
+				return 0;
+			if (err < 0)
+				return err;
+			continue;
+		}
+		if (status == -pte_eos)
+			return 0;
+		if (status == -pte_nomem)
+			return bt_fail(bte_nomem, ENOMEM, "libipt");
+		err = pass_error(ps, status);
+		if (err < 0 || !resync)
+			return err;
+		status = pt_resync(dec);
+		if (status < 0)
+			return 0;
+		ps->state = PT_ON;
+	}
+}
+
+static void pt_setup(struct pt_config *cfg, const struct bt_capture *cap,
+		     uint8_t *end)
+{
+	pt_config_init(cfg);
+	cfg->begin = cap->data;
+	cfg->end = end;
+	if (cap->cpu.vendor == BT_CPU_INTEL) {
+		cfg->cpu.vendor = pcv_intel;
+		cfg->cpu.family = cap->cpu.family;
+		cfg->cpu.model = cap->cpu.model;
+		cfg->cpu.stepping = cap->cpu.stepping;
+		pt_cpu_errata(&cfg->errata, &cfg->cpu);
+	}
+	cfg->cpuid_0x15_eax = cap->pt_cpuid_15_eax;
+	cfg->cpuid_0x15_ebx = cap->pt_cpuid_15_ebx;
+	cfg->mtc_freq = cap->pt_mtc_freq;
+	cfg->nom_freq = cap->pt_nom_freq;
+	cfg->flags.variant.block.end_on_call = 1;
+	cfg->flags.variant.block.end_on_jump = 1;
+}
+
+static struct pt_block_decoder *pt_decoder(const struct bt_capture *cap,
+					   struct bt_image *image, size_t end)
+{
+	struct pt_block_decoder *dec;
+	struct pt_config cfg;
+
+	pt_setup(&cfg, cap, cap->data + end);
+	dec = pt_blk_alloc_decoder(&cfg);
+	if (dec && pt_blk_set_image(dec, bt_image_pt(image)) < 0) {
+		pt_blk_free_decoder(dec);
+		dec = NULL;
+	}
+	return dec;
+}
+
+static void pass_init(struct pt_pass *ps, struct bt_image *image,
+		      struct bt_brvec *out)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->image = image;
+	ps->out = out;
+}
+
+/* Everything, from the first PSB on. */
+static int pt_decode_all(const struct bt_capture *cap, struct bt_image *image,
+			 struct bt_brvec *out)
+{
+	struct pt_block_decoder *dec = pt_decoder(cap, image, cap->size);
+	struct pt_pass ps;
+	int status, err;
+
+	if (!dec)
+		return bt_fail(bte_nomem, ENOMEM, "pt decoder");
+	pass_init(&ps, image, out);
+	status = pt_blk_sync_forward(dec);
+	if (status < 0) {
+		pt_blk_free_decoder(dec);
+		return 0;	/* no PSB: nothing to say */
+	}
+	err = pass_run(&ps, dec, status, 1);
+	trim_guess(out, 0, 0);
+	pt_blk_free_decoder(dec);
+	return err;
+}
+
+/* The entries of the stretch [@begin, @end) of the trace. */
+static int pt_decode_stretch(const struct bt_capture *cap,
+			     struct bt_image *image, uint64_t begin,
+			     uint64_t end, struct bt_brvec *out,
+			     uint64_t *first_ip)
+{
+	struct pt_block_decoder *dec = pt_decoder(cap, image, end);
+	struct pt_pass ps;
+	int status, err;
+
+	if (!dec)
+		return bt_fail(bte_nomem, ENOMEM, "pt decoder");
+	pass_init(&ps, image, out);
+	status = pt_blk_sync_set(dec, begin);
+	err = status < 0 ? pass_error(&ps, status)
+			 : pass_run(&ps, dec, status, 0);
+	trim_guess(out, 0, *first_ip);
+	*first_ip = ps.first_ip;
+	pt_blk_free_decoder(dec);
+	return err;
+}
+
+/* Put @older in front of @vec. */
+static int brvec_prepend(struct bt_brvec *vec, struct bt_brvec *older)
+{
+	if (!older->n)
+		return 0;
+	if (bt_brvec_reserve(vec, older->n) < 0)
+		return bt_fail(bte_nomem, ENOMEM, "branches");
+	memmove(vec->v + older->n, vec->v, vec->n * sizeof(*vec->v));
+	memcpy(vec->v, older->v, older->n * sizeof(*vec->v));
+	vec->n += older->n;
+	return 0;
+}
+
+/*
+ * The last @last entries: stretches between PSBs, newest first, found by
+ * stepping a decoder backwards over the PSBs.
+ */
+static int pt_decode_last(const struct bt_capture *cap,
+			  struct bt_image *image, size_t last,
+			  struct bt_brvec *out, uint64_t *start)
+{
+	struct pt_block_decoder *sync = pt_decoder(cap, image, cap->size);
+	uint64_t end = cap->size, begin, first_ip = 0;
+	int err = 0;
+
+	if (!sync)
+		return bt_fail(bte_nomem, ENOMEM, "pt decoder");
+	*start = end;
+	while (out->n < last && pt_blk_sync_backward(sync) >= 0 &&
+	       pt_blk_get_sync_offset(sync, &begin) >= 0 && begin < end) {
+		struct bt_brvec older = { 0 };
+
+		err = pt_decode_stretch(cap, image, begin, end, &older,
+					&first_ip);
+		if (!err)
+			err = brvec_prepend(out, &older);
+		bt_brvec_release(&older);
+		if (err < 0)
+			break;
+		*start = end = begin;
+	}
+	pt_blk_free_decoder(sync);
+	return err;
+}
+
+int bt_decode_pt(const struct bt_capture *cap,
+		 const struct bt_decode_opts *opts, struct bt_history *hist)
+{
+	struct bt_brvec vec = { 0 };
+	uint64_t start;
+	int err;
+
+	if (!cap || !opts || !hist)
+		return bt_fail(bte_invalid, 0, "bt_decode_pt(NULL)");
+	if (!opts->image)
+		return bt_fail(bte_invalid, 0, "pt decoding needs an image");
+	hist->lost = cap->lost;
+	if (!cap->size)
+		return 0;
+	if (opts->last)
+		err = pt_decode_last(cap, opts->image, opts->last, &vec,
+				     &start);
+	else
+		err = pt_decode_all(cap, opts->image, &vec);
+	if (err < 0) {
+		bt_brvec_release(&vec);
+		return err;
+	}
+	bt_brvec_to_history(&vec, opts->last, hist);
+	return 0;
+}
+
+/* The instruction history, through libipt's instruction decoder. */
+struct pt_iwalk {
+	bt_insn_fn fn;
+	void *ctx;
+	uint64_t skip;		/* transfers to pass before reporting */
+	uint64_t next_ip;	/* where straight-line flow goes */
+	int transfer;		/* the last instruction always branches */
+	int ret;
+};
+
+static int iwalk_gap(struct pt_iwalk *w)
+{
+	w->next_ip = 0;
+	w->transfer = 0;
+	if (w->skip) {
+		w->skip--;
+		return 0;
+	}
+	w->ret = w->fn(0, 1, w->ctx);
+	return w->ret;
+}
+
+static int iwalk_insn(struct pt_iwalk *w, const struct pt_insn *insn)
+{
+	/* Count the entries passed: transfers and jumps in the flow. */
+	if (w->skip && (w->transfer || (w->next_ip && insn->ip != w->next_ip)))
+		w->skip--;
+	w->next_ip = insn->ip + insn->size;
+	w->transfer = insn->iclass != ptic_other &&
+		      insn->iclass != ptic_cond_jump &&
+		      insn->iclass != ptic_ptwrite;
+	if (w->skip)
+		return 0;
+	w->ret = w->fn(insn->ip, 0, w->ctx);
+	return w->ret;
+}
+
+static int iwalk_events(struct pt_iwalk *w, struct pt_insn_decoder *dec,
+			int status)
+{
+	while (status >= 0 && (status & pts_event_pending)) {
+		struct pt_event ev;
+
+		status = pt_insn_event(dec, &ev, sizeof(ev));
+		if (status >= 0 && ev.type == ptev_overflow && iwalk_gap(w))
+			return status;
+	}
+	return status;
+}
+
+static int iwalk_resync(struct pt_insn_decoder *dec)
+{
+	uint64_t last = UINT64_MAX, off;
+	int status;
+
+	for (;;) {
+		status = pt_insn_sync_forward(dec);
+		if (status >= 0 || status == -pte_eos || status == -pte_nosync)
+			return status;
+		if (pt_insn_get_sync_offset(dec, &off) < 0 || off == last)
+			return status;
+		last = off;
+	}
+}
+
+static void iwalk_run(struct pt_iwalk *w, struct pt_insn_decoder *dec,
+		      int status)
+{
+	while (!w->ret) {
+		struct pt_insn insn;
+
+		status = iwalk_events(w, dec, status);
+		if (w->ret)
+			return;
+		if (status >= 0) {
+			status = pt_insn_next(dec, &insn, sizeof(insn));
+			if (status >= 0)
+				iwalk_insn(w, &insn);
+			continue;
+		}
+		if (status == -pte_eos || iwalk_gap(w))
+			return;
+		status = iwalk_resync(dec);
+		if (status < 0)
+			return;
+	}
+}
+
+int bt_decode_pt_insns(const struct bt_capture *cap,
+		       const struct bt_decode_opts *opts, bt_insn_fn fn,
+		       void *ctx)
+{
+	struct pt_iwalk w = { .fn = fn, .ctx = ctx };
+	struct pt_insn_decoder *dec;
+	struct bt_brvec vec = { 0 };
+	struct pt_config cfg;
+	uint64_t start = 0;
+	int status, err;
+
+	if (!cap || !opts || !fn || !opts->image)
+		return bt_fail(bte_invalid, 0, "pt instructions need an image");
+	if (!cap->size)
+		return 0;
+	if (opts->last) {
+		err = pt_decode_last(cap, opts->image, opts->last, &vec,
+				     &start);
+		w.skip = vec.n > opts->last ? vec.n - opts->last : 0;
+		bt_brvec_release(&vec);
+		if (err < 0)
+			return err;
+		if (start >= cap->size)
+			return 0;
+	}
+	pt_setup(&cfg, cap, cap->data + cap->size);
+	dec = pt_insn_alloc_decoder(&cfg);
+	if (!dec)
+		return bt_fail(bte_nomem, ENOMEM, "pt decoder");
+	err = pt_insn_set_image(dec, bt_image_pt(opts->image));
+	status = opts->last ? pt_insn_sync_set(dec, start)
+			    : pt_insn_sync_forward(dec);
+	if (err >= 0 && status >= 0)
+		iwalk_run(&w, dec, status);
+	pt_insn_free_decoder(dec);
+	return 0;
+}

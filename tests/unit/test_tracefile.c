@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: MIT
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include "btrace/btrace.h"
+#include "internal.h"
+#include "tracefile_internal.h"
+
+/* A trace with a bit of everything, its data varied by @seed. */
+static struct bt_trace *sample(unsigned int seed)
+{
+	struct bt_trace *t = calloc(1, sizeof(*t));
+	size_t i, j;
+
+	assert_non_null(t);
+	srand(seed);
+	t->pid = 4242;
+	t->created = 1700000000;
+	t->exe = strdup("/usr/bin/crash me");
+	t->backend = strdup("soft");
+	t->stop = (struct bt_stop){ .reason = BT_STOP_SIGNAL, .tid = 4243,
+				    .signal = 11, .si_code = 1, .pc = 0x401000,
+				    .addr = 0x10 };
+	t->stats = (struct bt_stats){ 123456, 7890, 12 };
+	t->buffer_size = 1 << 20;
+	t->maps.count = 3;
+	t->maps.map = calloc(3, sizeof(*t->maps.map));
+	t->maps.map[0] = (struct bt_map){ .start = 0x400000, .end = 0x402000,
+					  .offset = 0x1000,
+					  .prot = BT_MAP_R | BT_MAP_X,
+					  .path = strdup("/usr/bin/crash me") };
+	memset(t->maps.map[0].build_id, 0xab, 20);
+	t->maps.map[0].build_id_len = 20;
+	t->maps.map[1] = (struct bt_map){ .start = 0x7fff0000,
+					  .end = 0x7fff2000,
+					  .prot = BT_MAP_R | BT_MAP_X,
+					  .path = strdup("[vdso]") };
+	t->maps.map[2] = (struct bt_map){ .start = 0x7fff3000,
+					  .end = 0x7fff4000,
+					  .prot = BT_MAP_R | BT_MAP_W };
+	t->nthreads = 2;
+	t->thread = calloc(2, sizeof(*t->thread));
+	for (i = 0; i < 2; i++) {
+		struct bt_capture *c = &t->thread[i];
+
+		c->format = i ? BT_FMT_PT : BT_FMT_SOFT;
+		c->tid = 4242 + i;
+		c->lost = 17 * i;
+		c->size = 100 + 37 * i + rand() % 50;
+		c->data = malloc(c->size);
+		for (j = 0; j < c->size; j++)
+			c->data[j] = rand();
+		c->cpu = (struct bt_cpu){ BT_CPU_INTEL, 0x55, 4, 6 };
+		c->pt_config = 0x2001 * i;
+		c->pt_mtc_freq = 3;
+		c->pt_nom_freq = 0x22;
+		c->pt_cpuid_15_eax = 2;
+		c->pt_cpuid_15_ebx = 0x11c;
+	}
+	t->ncode = 2;
+	t->code = calloc(2, sizeof(*t->code));
+	for (i = 0; i < 2; i++) {
+		t->code[i].vaddr = i ? 0x7fff0000 : 0x401000;
+		t->code[i].size = 64 + 3 * i;
+		t->code[i].bytes = malloc(t->code[i].size);
+		for (j = 0; j < t->code[i].size; j++)
+			t->code[i].bytes[j] = rand();
+	}
+	t->nsyms = 3;
+	t->sym = calloc(3, sizeof(*t->sym));
+	t->sym[0] = (struct bt_trace_sym){ 0x401000, 0x20, strdup("main") };
+	t->sym[1] = (struct bt_trace_sym){ 0x401020, 0, strdup("crash") };
+	t->sym[2] = (struct bt_trace_sym){ 0x7fff0100, 0x10,
+					   strdup("__vdso_time") };
+	return t;
+}
+
+static void assert_str_equal(const char *a, const char *b)
+{
+	if (a && b)
+		assert_string_equal(a, b);
+	else
+		assert_ptr_equal(a, b);
+}
+
+static void assert_trace_equal(const struct bt_trace *a,
+			       const struct bt_trace *b)
+{
+	size_t i;
+
+	assert_int_equal(a->pid, b->pid);
+	assert_int_equal(a->created, b->created);
+	assert_str_equal(a->exe, b->exe);
+	assert_str_equal(a->backend, b->backend);
+	assert_memory_equal(&a->stop, &b->stop, sizeof(a->stop));
+	assert_memory_equal(&a->stats, &b->stats, sizeof(a->stats));
+	assert_int_equal(a->buffer_size, b->buffer_size);
+	assert_int_equal(a->maps.count, b->maps.count);
+	for (i = 0; i < a->maps.count; i++) {
+		const struct bt_map *x = &a->maps.map[i], *y = &b->maps.map[i];
+
+		assert_int_equal(x->start, y->start);
+		assert_int_equal(x->end, y->end);
+		assert_int_equal(x->offset, y->offset);
+		assert_int_equal(x->prot, y->prot);
+		assert_int_equal(x->build_id_len, y->build_id_len);
+		assert_memory_equal(x->build_id, y->build_id, 20);
+		assert_str_equal(x->path, y->path);
+	}
+	assert_int_equal(a->nthreads, b->nthreads);
+	for (i = 0; i < a->nthreads; i++) {
+		const struct bt_capture *x = &a->thread[i], *y = &b->thread[i];
+
+		assert_int_equal(x->format, y->format);
+		assert_int_equal(x->tid, y->tid);
+		assert_int_equal(x->lost, y->lost);
+		assert_int_equal(x->status, y->status);
+		assert_memory_equal(&x->cpu, &y->cpu, sizeof(x->cpu));
+		assert_int_equal(x->pt_config, y->pt_config);
+		assert_int_equal(x->pt_mtc_freq, y->pt_mtc_freq);
+		assert_int_equal(x->pt_nom_freq, y->pt_nom_freq);
+		assert_int_equal(x->pt_cpuid_15_eax, y->pt_cpuid_15_eax);
+		assert_int_equal(x->pt_cpuid_15_ebx, y->pt_cpuid_15_ebx);
+		assert_int_equal(x->size, y->size);
+		assert_memory_equal(x->data, y->data, x->size);
+	}
+	assert_int_equal(a->ncode, b->ncode);
+	for (i = 0; i < a->ncode; i++) {
+		assert_int_equal(a->code[i].vaddr, b->code[i].vaddr);
+		assert_int_equal(a->code[i].size, b->code[i].size);
+		assert_memory_equal(a->code[i].bytes, b->code[i].bytes,
+				    a->code[i].size);
+	}
+	assert_int_equal(a->nsyms, b->nsyms);
+	for (i = 0; i < a->nsyms; i++) {
+		assert_int_equal(a->sym[i].addr, b->sym[i].addr);
+		assert_int_equal(a->sym[i].size, b->sym[i].size);
+		assert_string_equal(a->sym[i].name, b->sym[i].name);
+	}
+}
+
+static void encode(const struct bt_trace *t, uint8_t **buf, size_t *len)
+{
+	assert_int_equal(bt_trace_encode(t, buf, len), 0);
+	assert_true(*len > 32);
+}
+
+static void roundtrip(void **state)
+{
+	struct bt_trace *t = sample(1), *u;
+	uint8_t *buf;
+	size_t len;
+
+	encode(t, &buf, &len);
+	assert_int_equal(len % 8, 0);
+	assert_int_equal(bt_trace_parse(&u, buf, len), 0);
+	assert_trace_equal(t, u);
+	assert_non_null(bt_trace_thread(u, 4243));
+	assert_null(bt_trace_thread(u, 1));
+	bt_trace_free(u);
+	bt_trace_free(t);
+	free(buf);
+}
+
+static void roundtrip_empty(void **state)
+{
+	struct bt_trace t = { .pid = 1 }, *u;
+	uint8_t *buf;
+	size_t len;
+
+	encode(&t, &buf, &len);
+	assert_int_equal(bt_trace_parse(&u, buf, len), 0);
+	assert_trace_equal(&t, u);
+	assert_null(u->exe);
+	bt_trace_free(u);
+	free(buf);
+}
+
+static void parse_null(void **state)
+{
+	struct bt_trace *u;
+
+	assert_int_equal(bt_trace_parse(NULL, "", 0), -bte_invalid);
+	assert_int_equal(bt_trace_parse(&u, NULL, 4), -bte_invalid);
+	assert_int_equal(bt_trace_encode(NULL, NULL, NULL), -bte_invalid);
+	assert_int_equal(bt_trace_read(&u, NULL), -bte_invalid);
+	assert_null(bt_trace_symbol(NULL, 0, NULL));
+	bt_trace_free(NULL);
+}
+
+/* Every proper prefix of a file is detected as truncated. */
+static void parse_truncated(void **state)
+{
+	struct bt_trace *t = sample(2), *u = (void *)1;
+	uint8_t *buf, *cut;
+	size_t len, i;
+
+	encode(t, &buf, &len);
+	for (i = 0; i < len; i++) {
+		/* an exact-size copy, so that a read past it is caught */
+		cut = malloc(i ? i : 1);
+		memcpy(cut, buf, i);
+		assert_int_equal(bt_trace_parse(&u, cut, i), -bte_corrupt);
+		assert_null(u);
+		assert_true(strlen(bt_errdetail()) > 0);
+		free(cut);
+	}
+	assert_int_equal(bt_trace_parse(&u, buf, 16), -bte_corrupt);
+	assert_non_null(strstr(bt_errdetail(), "truncated"));
+	bt_trace_free(t);
+	free(buf);
+}
+
+/* Any single damaged byte is detected. */
+static void parse_corrupt(void **state)
+{
+	struct bt_trace *t = sample(3), *u;
+	uint8_t *buf;
+	size_t len, i;
+	int ret;
+
+	encode(t, &buf, &len);
+	for (i = 0; i < len; i++) {
+		buf[i] ^= 0x20;
+		ret = bt_trace_parse(&u, buf, len);
+		if (i < 8)	/* the magic: not ours any more */
+			assert_int_equal(ret, -bte_format);
+		else
+			assert_int_equal(ret, -bte_corrupt);
+		buf[i] ^= 0x20;
+	}
+	assert_int_equal(bt_trace_parse(&u, buf, len), 0);
+	bt_trace_free(u);
+	bt_trace_free(t);
+	free(buf);
+}
+
+static void parse_foreign(void **state)
+{
+	static const char text[] = "hello, this is not a trace file at all\n";
+	uint8_t elf[64] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
+	struct bt_trace *u;
+
+	assert_int_equal(bt_trace_parse(&u, text, sizeof(text)), -bte_format);
+	assert_string_equal(bt_errdetail(), "not a btrace trace file");
+	assert_int_equal(bt_trace_parse(&u, elf, sizeof(elf)), -bte_format);
+	assert_int_equal(bt_trace_parse(&u, "x", 1), -bte_format);
+	assert_int_equal(bt_trace_read(&u, "/proc/self/exe"), -bte_format);
+	assert_int_equal(bt_trace_read(&u, "/"), -bte_format);
+	assert_int_equal(bt_trace_read(&u, "/nonexistent/x.trace"),
+			 -bte_noent);
+	assert_int_equal(bt_errno(), ENOENT);
+}
+
+/* Insert a section of @type/@flags with @len bytes of payload before END. */
+static uint8_t *insert_section(const uint8_t *buf, size_t len, uint32_t type,
+			       uint32_t flags, size_t plen, size_t *outlen)
+{
+	size_t pad = (8 - plen % 8) % 8, at = len - 24;
+	uint8_t *out = calloc(1, len + 24 + plen + pad), *h;
+	uint32_t v32;
+	uint64_t v64;
+
+	memcpy(out, buf, at);
+	h = out + at;
+	v32 = htole32(type);
+	memcpy(h, &v32, 4);
+	v32 = htole32(flags);
+	memcpy(h + 4, &v32, 4);
+	v64 = htole64(plen);
+	memcpy(h + 8, &v64, 8);
+	memset(h + 24, 0x5a, plen);
+	v32 = htole32(bt_crc32(0, h + 24, plen));
+	memcpy(h + 16, &v32, 4);
+	v32 = htole32(bt_crc32(0, h, 20));
+	memcpy(h + 20, &v32, 4);
+	memcpy(h + 24 + plen + pad, buf + at, 24);
+	*outlen = len + 24 + plen + pad;
+	return out;
+}
+
+static void parse_unknown_section(void **state)
+{
+	struct bt_trace *t = sample(4), *u;
+	uint8_t *buf, *ext;
+	size_t len, elen;
+
+	encode(t, &buf, &len);
+	ext = insert_section(buf, len, 999, 0, 13, &elen);
+	assert_int_equal(bt_trace_parse(&u, ext, elen), 0);
+	assert_trace_equal(t, u);
+	bt_trace_free(u);
+	free(ext);
+
+	ext = insert_section(buf, len, 999, BT_SECF_REQUIRED, 5, &elen);
+	assert_int_equal(bt_trace_parse(&u, ext, elen), -bte_format);
+	assert_non_null(strstr(bt_errdetail(), "newer btrace"));
+	free(ext);
+	bt_trace_free(t);
+	free(buf);
+}
+
+static void parse_newer_version(void **state)
+{
+	struct bt_trace *t = sample(5), *u;
+	uint8_t *buf;
+	uint32_t crc;
+	size_t len;
+
+	encode(t, &buf, &len);
+	buf[8] = 2;	/* major version 2 */
+	crc = htole32(bt_crc32(0, buf, 28));
+	memcpy(buf + 28, &crc, 4);
+	assert_int_equal(bt_trace_parse(&u, buf, len), -bte_format);
+	assert_non_null(strstr(bt_errdetail(), "2.0"));
+
+	buf[8] = 1;	/* a newer minor version reads fine */
+	buf[10] = 7;
+	crc = htole32(bt_crc32(0, buf, 28));
+	memcpy(buf + 28, &crc, 4);
+	assert_int_equal(bt_trace_parse(&u, buf, len), 0);
+	bt_trace_free(u);
+	bt_trace_free(t);
+	free(buf);
+}
+
+static void write_read(void **state)
+{
+	char dir[] = "/tmp/test_tracefile.XXXXXX", path[64];
+	struct bt_trace *t = sample(6), *u;
+	struct dirent *de;
+	struct stat st;
+	mode_t old;
+	DIR *d;
+	int n = 0;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/x.trace", dir);
+	old = umask(0);
+	assert_int_equal(bt_trace_write(t, path), 0);
+	/* overwriting an existing file keeps the mode strict too */
+	assert_int_equal(bt_trace_write(t, path), 0);
+	umask(old);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(bt_trace_read(&u, path), 0);
+	assert_trace_equal(t, u);
+	bt_trace_free(u);
+
+	d = opendir(dir);	/* no temporary file left behind */
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	assert_int_equal(n, 1);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/no/such/dir.trace", dir);
+	assert_int_equal(bt_trace_write(t, path), -bte_noent);
+	rmdir(dir);
+	bt_trace_free(t);
+}
+
+static void symbol(void **state)
+{
+	struct bt_trace *t = sample(7);
+	uint64_t off = 0;
+
+	assert_string_equal(bt_trace_symbol(t, 0x401000, &off), "main");
+	assert_int_equal(off, 0);
+	assert_string_equal(bt_trace_symbol(t, 0x40101f, &off), "main");
+	assert_int_equal(off, 0x1f);
+	/* no size: up to the end of its mapping */
+	assert_string_equal(bt_trace_symbol(t, 0x401fff, &off), "crash");
+	assert_null(bt_trace_symbol(t, 0x402000, &off));
+	assert_null(bt_trace_symbol(t, 0x400fff, &off));
+	assert_string_equal(bt_trace_symbol(t, 0x7fff0105, &off),
+			    "__vdso_time");
+	assert_null(bt_trace_symbol(t, 0x7fff0110, &off));
+	bt_trace_free(t);
+}
+
+/* The executable mapping of this test program, from /proc/self/maps. */
+static void self_map(struct bt_map *m, char *path, size_t size)
+{
+	char line[512], perms[8], p[400];
+	unsigned long s, e, off;
+	ssize_t n;
+	FILE *f;
+
+	n = readlink("/proc/self/exe", path, size - 1);
+	assert_true(n > 0);
+	path[n] = '\0';
+	f = fopen("/proc/self/maps", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %399s", &s, &e, perms,
+			   &off, p) == 5 && perms[2] == 'x' && !strcmp(p, path))
+			break;
+		s = 0;
+	}
+	fclose(f);
+	assert_true(s != 0);
+	*m = (struct bt_map){ .start = s, .end = e, .offset = off,
+			      .prot = BT_MAP_R | BT_MAP_X, .path = path };
+}
+
+static void marker_function(void)
+{
+}
+
+/* Symbols collected from this program's own ELF file name its functions. */
+static void collect_syms(void **state)
+{
+	struct bt_trace t = { 0 };
+	char path[400];
+	struct bt_map m;
+	uint64_t off;
+	size_t i;
+
+	self_map(&m, path, sizeof(path));
+	t.maps.map = &m;
+	t.maps.count = 1;
+	assert_int_equal(bt_trace_collect_syms(&t), 0);
+	assert_true(t.nsyms > 5);
+	assert_string_equal(bt_trace_symbol(&t, (uintptr_t)marker_function,
+					    &off), "marker_function");
+	assert_int_equal(off, 0);
+	assert_string_equal(bt_trace_symbol(&t, (uintptr_t)collect_syms + 3,
+					    &off), "collect_syms");
+	assert_int_equal(off, 3);
+	for (i = 0; i < t.nsyms; i++)
+		free(t.sym[i].name);
+	free(t.sym);
+}
+
+/* The saved code is what an offline image reads back. */
+static void add_image(void **state)
+{
+	struct bt_trace *t = sample(8);
+	struct bt_image *image = bt_image_alloc();
+	uint8_t buf[80];
+
+	assert_non_null(image);
+	assert_int_equal(bt_trace_add_image(t, image), 0);
+	assert_int_equal(bt_image_read(image, 0x401000, buf, 64), 64);
+	assert_memory_equal(buf, t->code[0].bytes, 64);
+	assert_int_equal(bt_image_read(image, 0x7fff0010, buf, 10), 10);
+	assert_memory_equal(buf, t->code[1].bytes + 0x10, 10);
+	assert_true(bt_image_read(image, 0x500000, buf, 4) <= 0);
+	assert_int_equal(bt_trace_add_image(NULL, image), -bte_invalid);
+	bt_image_free(image);
+	bt_trace_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(roundtrip),
+		cmocka_unit_test(roundtrip_empty),
+		cmocka_unit_test(parse_null),
+		cmocka_unit_test(parse_truncated),
+		cmocka_unit_test(parse_corrupt),
+		cmocka_unit_test(parse_foreign),
+		cmocka_unit_test(parse_unknown_section),
+		cmocka_unit_test(parse_newer_version),
+		cmocka_unit_test(write_read),
+		cmocka_unit_test(symbol),
+		cmocka_unit_test(collect_syms),
+		cmocka_unit_test(add_image),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
