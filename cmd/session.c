@@ -599,6 +599,63 @@ static void print_insn(struct bt_session *s, uint64_t addr, long long idx,
 	print_insn_line(s, pre, addr, text, mods);
 }
 
+/*
+ * Feed @fn the instructions of [start, end) (@end excluded, as the stop pc)
+ * or [start, end] (@incl: a block ending in its branch).  A block that
+ * cannot be walked exactly to @end becomes a gap and its last instruction.
+ */
+static void block_insns(struct bt_session *s, uint64_t start, uint64_t end,
+			int incl, struct insn_buf *b)
+{
+	uint8_t code[SESS_BLOCK_MAX + BT_INSN_MAX_LEN];
+	struct bt_image *img = sess_image(s);
+	struct bt_insn insn;
+	uint64_t at = start;
+	ssize_t n = 0;
+
+	if (start && start <= end && end - start < SESS_BLOCK_MAX && img && s->dis)
+		n = bt_image_read(img, start, code, end - start + BT_INSN_MAX_LEN);
+	while (n > 0 && at < end) {
+		if (bt_insn_decode(s->dis, code + (at - start), n - (at - start),
+				   at, &insn) || !insn.len)
+			break;
+		insn_collect(at, 0, b);
+		at += insn.len;
+	}
+	if (at != end || n <= 0) {
+		if (at == start && start == end && !incl)
+			return;		/* an empty tail */
+		insn_collect(0, start ? BT_GAP_NOCODE : BT_GAP_START, b);
+	}
+	if (incl)
+		insn_collect(end, 0, b);
+}
+
+/*
+ * The instruction history rebuilt from the branches and the code image,
+ * for formats whose decoder does not give instructions (soft, BTS): the
+ * blocks of the last @b->size branches, then what ran since the last one.
+ */
+static void insns_from_blocks(struct bt_session *s, const struct bt_history *h,
+			      struct insn_buf *b)
+{
+	size_t i = h->count > b->size ? h->count - b->size : 0;
+	const struct bt_branch *br;
+	uint64_t pc;
+
+	for (; i < h->count; i++) {
+		br = &h->branch[i];
+		if (br->kind == BT_BR_GAP) {
+			insn_collect(0, br->gap, b);
+			continue;
+		}
+		block_insns(s, i ? h->branch[i - 1].to : 0, br->from, 1, b);
+	}
+	if (h->count && s->state == SESS_LIVE &&
+	    bt_target_pc(s->target, s->cur, &pc) == 0)
+		block_insns(s, h->branch[h->count - 1].to, pc, 0, b);
+}
+
 static int do_insn(struct bt_session *s, int argc, char **argv, int mods)
 {
 	struct bt_decode_opts dopts = { .size = sizeof(dopts) };
@@ -622,10 +679,9 @@ static int do_insn(struct bt_session *s, int argc, char **argv, int mods)
 	dopts.image = sess_image(s);
 	err = bt_decode_insns(&th->cap, &dopts, insn_collect, &b);
 	if (err == -bte_nosys) {
-		fprintf(stderr, "btrace: the %s backend cannot tell "
-			"instructions; use 'last/d'\n",
-			bt_target_backend_name(s->target));
-		goto out;
+		b.count = 0;
+		insns_from_blocks(s, th->hist, &b);
+		err = 0;
 	}
 	n = b.count < b.size ? b.count : b.size;
 	for (i = b.count - n; i < b.count && !sig_quit; i++) {
@@ -639,7 +695,7 @@ static int do_insn(struct bt_session *s, int argc, char **argv, int mods)
 			       bt_gap_reason_name(b.gap[at]));
 	}
 out:
-	if (err && err != -bte_nosys)
+	if (err)
 		fprintf(stderr, "btrace: instruction history: %s\n",
 			bt_errstr(err));
 	free(b.addr);
@@ -652,6 +708,7 @@ struct call_seg {
 	int depth;
 	uint64_t start;		/* first address in the segment */
 	size_t first, last;	/* branch indices covered */
+	size_t nbr;		/* branches ending in it (0: none yet) */
 	uint64_t ninsn;
 	int gap;		/* a gap entry: its reason */
 };
@@ -695,7 +752,7 @@ static int calls_build(struct bt_session *s, const struct bt_history *h,
 			struct call_seg g = { .depth = depth, .first = i,
 					       .last = i, .gap = b->gap + 1 };
 
-			if (i > cur.first && seg_push(&segs, &n, &cap, &cur))
+			if (cur.nbr && seg_push(&segs, &n, &cap, &cur))
 				goto nomem;
 			if (seg_push(&segs, &n, &cap, &g))
 				goto nomem;
@@ -704,6 +761,7 @@ static int calls_build(struct bt_session *s, const struct bt_history *h,
 			continue;
 		}
 		cur.last = i;
+		cur.nbr++;
 		cur.ninsn += b->ninsn;
 		next = depth;
 		if (b->kind == BT_BR_CALL || b->kind == BT_BR_ICALL ||
@@ -724,7 +782,8 @@ static int calls_build(struct bt_session *s, const struct bt_history *h,
 		cur = (struct call_seg){ .depth = depth, .start = b->to,
 					 .first = i + 1, .last = i + 1 };
 	}
-	if (cur.first < h->count && seg_push(&segs, &n, &cap, &cur))
+	/* Where the thread is now, even with no branch since. */
+	if (h->count && seg_push(&segs, &n, &cap, &cur))
 		goto nomem;
 	for (i = 0; i < n; i++)
 		segs[i].depth -= mind;
@@ -752,7 +811,7 @@ static void print_seg(struct bt_session *s, const struct call_seg *g,
 		printf("%6lld  %*s%s", idx, 2 * g->depth, "", f);
 	else
 		printf("%6lld  %*s%#" PRIx64, idx, 2 * g->depth, "", g->start);
-	printf("  (%zu branches", g->last - g->first + 1);
+	printf("  (%zu branches", g->nbr);
 	if (g->ninsn)
 		printf(", %" PRIu64 " instructions", g->ninsn);
 	printf(")");

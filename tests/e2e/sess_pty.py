@@ -31,11 +31,14 @@ def check(cond, what, out=""):
 
 
 class Session:
+    live = []
+
     def __init__(self, argv, env):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
             os.execvpe(argv[0], argv, env)
         self.buf = ""
+        Session.live.append(self.pid)
 
     def read(self, timeout):
         r, _, _ = select.select([self.fd], [], [], timeout)
@@ -127,7 +130,8 @@ def first_session(target, env, home):
 
     out = s.cmd("last")
     check(rows(out) == list(range(-16, 0)), "last: the last 16", out)
-    check(re.search(r"-1\s.*call.*sess_round_end", out) is not None,
+    check(re.search(r"^\s*-1\s.*<sess_round_end>.*\bcall\b", out, re.M)
+          is not None,
           "last: the newest branch is the call of sess_round_end", out)
     out = s.cmd("last 5")
     check(rows(out) == list(range(-5, 0)), "last 5", out)
@@ -208,7 +212,7 @@ def first_session(target, env, home):
     s.send("bogus words")
     time.sleep(0.2)
     s.send("\x03")
-    time.sleep(0.2)
+    s.expect(re.escape(PROMPT))
     out = s.cmd("threads")
     check("unknown command" not in out and str(target.pid) in out,
           "Ctrl-C at the prompt discards the line", out)
@@ -270,6 +274,12 @@ def main():
         print(f"FAIL: {e}")
         return 1
     finally:
+        for pid in Session.live:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
         if target.poll() is None:
             target.kill()
             target.wait()
