@@ -51,6 +51,8 @@ BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 # Test support linked into unit tests, tools, benchmarks and fuzz targets:
 # the trace synthesizer (tests/tools/synth/).
 SYNTH_OBJ:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/tools/synth/*.c))
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CHECK:= $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-check/%.o)
 
 .PHONY: all deps check unit e2e demo bench fuzz clean format
 all: deps $(BTRACE) $(TGT_BIN) $(TOOL_BIN)
@@ -111,7 +113,7 @@ $(BUILD)/targets/%_dyn: tests/targets/%_dyn.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TGT_CFLAGS) -pie -fPIE -o $@ $<
 
-check: all $(UNIT_BIN)
+check: all $(UNIT_BIN) $(FUZZ_CHECK)
 	$(Q)tests/run-tests $(UNIT_BIN)
 
 unit: all $(UNIT_BIN)
@@ -122,6 +124,34 @@ demo: all
 
 bench: all $(BENCH_BIN)
 	$(Q)bench/run $(BENCH_BIN)
+
+# libFuzzer targets (tests/fuzz/fuzz_*.c) over a sanitized copy of the
+# libraries, seeded from synthesized traces, FUZZ_TIME seconds each.
+FUZZ_CC    ?= clang
+FUZZ_TIME  ?= 60
+FUZZ_SAN   := -fsanitize=address,undefined
+FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_OBJ   := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(DEC_SRC) $(LIB_SRC) \
+              $(wildcard tests/tools/synth/*.c))
+FUZZ_LIB   := $(BUILD)/fuzz/libfuzzbt.a
+
+$(BUILD)/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
+$(FUZZ_LIB): $(FUZZ_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
+	@$(if $(Q),echo "  FUZZ    $<")
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(LIBS)
+
+# make check compiles the fuzz targets with the normal compiler, so that
+# they keep building without clang's sanitizers.
+$(BUILD)/fuzz-check/%.o: tests/fuzz/%.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
+
+fuzz: all $(FUZZ_BIN)
+	$(Q)tests/fuzz/run $(FUZZ_TIME) $(FUZZ_BIN)
 
 clean:
 	rm -rf $(BUILD)

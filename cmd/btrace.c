@@ -17,6 +17,7 @@ static const struct cmd_entry commands[] = {
 	{ "attach", cmd_attach, "trace a running process, then open a session" },
 	{ "version", cmd_version, "print the version" },
 	{ "doctor", cmd_doctor, "what can trace on this machine, and why not" },
+	{ "decode", cmd_decode, "decode raw PT or BTS streams offline" },
 };
 
 static void usage(FILE *f)

@@ -2,8 +2,8 @@
 /*
  * BTS: the hardware writes one {from, to, flags} record per taken branch.
  * intel_bts leaves them in its AUX area oldest first; classic BTS through
- * perf wraps each pair in a PERF_RECORD_SAMPLE {header, ip, addr}, and a
- * backward-written ring hands those over newest batch first.  The kind of a
+ * perf wraps each pair in a PERF_RECORD_SAMPLE {header, ip, addr}, oldest
+ * or newest first.  The kind of a
  * branch comes from the instruction at "from", read through the image.
  */
 #include <errno.h>
@@ -125,12 +125,10 @@ static int parse_perf(const struct bt_capture *cap, struct bts_items *it)
 	return 0;
 }
 
-/* Does the block from @a's target run straight to @b's branch? */
-static inline int chained(const struct bts_item *a, const struct bts_item *b)
-{
-	return a->type == ITEM_BRANCH && b->type == ITEM_BRANCH &&
-	       b->from >= a->to && b->from - a->to < BTS_MAX_BLOCK;
-}
+
+struct bts_ctx;
+static int chained(struct bts_ctx *c, const struct bts_item *a,
+		   const struct bts_item *b);
 
 static void reverse(struct bts_item *v, size_t n)
 {
@@ -145,48 +143,22 @@ static void reverse(struct bts_item *v, size_t n)
 }
 
 /*
- * Put perf samples oldest first.  A backward-written ring yields batches
- * newest first, each in time order (a batch of one being the plain reversed
- * case).  Inside a run of chained records time goes forward; where a run
- * ends, the older run's last block leads into the newer run's first one.
- * If most run boundaries chain that way backwards, reverse the runs.
+ * Put perf samples oldest first: a ring copied out newest record first
+ * reads backwards.  In time order the target of one branch runs straight
+ * into the next branch; count which direction does that more often.
+ * (perf's backward rings come newest batch first, each batch in time
+ * order: the reader puts those in order by their timestamps.)
  */
-static void order_runs(struct bts_items *it)
+static void order_records(struct bts_ctx *c, struct bts_items *it)
 {
-	size_t i, bounds = 0, back = 0;
+	size_t i, fwd = 0, back = 0;
 
-	for (i = 1; i < it->n; i++)
-		bounds += !chained(&it->v[i - 1], &it->v[i]);
-	if (!bounds)
-		return;
-	/* Count boundaries where the next run ends chaining into this one. */
-	for (i = 0; i < it->n;) {
-		size_t end = i + 1, next_end;
-
-		while (end < it->n && chained(&it->v[end - 1], &it->v[end]))
-			end++;
-		if (end >= it->n)
-			break;
-		next_end = end + 1;
-		while (next_end < it->n &&
-		       chained(&it->v[next_end - 1], &it->v[next_end]))
-			next_end++;
-		if (chained(&it->v[next_end - 1], &it->v[i]))
-			back++;
-		i = end;
+	for (i = 1; i < it->n; i++) {
+		fwd += chained(c, &it->v[i - 1], &it->v[i]);
+		back += chained(c, &it->v[i], &it->v[i - 1]);
 	}
-	if (2 * back <= bounds)
-		return;
-	/* Reverse everything, then each run back into time order. */
-	reverse(it->v, it->n);
-	for (i = 0; i < it->n;) {
-		size_t end = i + 1;
-
-		while (end < it->n && chained(&it->v[end], &it->v[end - 1]))
-			end++;
-		reverse(it->v + i, end - i);
-		i = end;
-	}
+	if (back > fwd)
+		reverse(it->v, it->n);
 }
 
 /* Kinds by address, so that hot branches are decoded once. */
@@ -194,6 +166,8 @@ struct kind_cache {
 	uint64_t addr[KIND_CACHE];
 	uint8_t kind[KIND_CACHE];
 	uint8_t len[KIND_CACHE];
+	uint64_t start[KIND_CACHE];	/* straight-line runs: from here */
+	uint64_t end[KIND_CACHE];	/* to the first unconditional branch */
 };
 
 struct bts_ctx {
@@ -227,6 +201,54 @@ static int branch_kind(struct bts_ctx *c, uint64_t from, int *len)
 	c->cache->kind[slot] = kind;
 	c->cache->len[slot] = *len;
 	return kind;
+}
+
+/*
+ * The address of the first instruction from @start on that always
+ * branches: the flow from @start runs straight through every address up
+ * to it (not-taken conditional branches and syscalls included).  0 when
+ * the code is unknown.
+ */
+static uint64_t run_end(struct bts_ctx *c, uint64_t start)
+{
+	size_t slot = (start ^ (start >> 9)) & (KIND_CACHE - 1), i;
+	uint64_t addr = start;
+
+	if (c->cache->start[slot] == start)
+		return c->cache->end[slot];
+	for (i = 0; i < 4096; i++) {
+		uint8_t code[BT_INSN_MAX_LEN];
+		struct bt_insn insn;
+		ssize_t n = bt_image_read(c->image, addr, code, sizeof(code));
+
+		if (n <= 0 || bt_insn_decode(c->dis, code, n, addr, &insn)) {
+			addr = 0;
+			break;
+		}
+		if (insn.iclass != BT_INSN_OTHER &&
+		    insn.iclass != BT_INSN_COND &&
+		    insn.iclass != BT_INSN_SYSCALL)
+			break;
+		addr += insn.len;
+	}
+	c->cache->start[slot] = start;
+	c->cache->end[slot] = addr;
+	return addr;
+}
+
+/* Does the block from @a's target run straight to @b's branch? */
+static int chained(struct bts_ctx *c, const struct bts_item *a,
+		   const struct bts_item *b)
+{
+	uint64_t end;
+
+	if (a->type != ITEM_BRANCH || b->type != ITEM_BRANCH ||
+	    b->from < a->to)
+		return 0;
+	if (!c->dis)
+		return b->from - a->to < BTS_MAX_BLOCK;
+	end = run_end(c, a->to);
+	return end ? b->from <= end : b->from - a->to < BTS_MAX_BLOCK;
 }
 
 static void set_gap(struct bt_branch *br, int reason, uint64_t from,
@@ -303,7 +325,8 @@ static int bts_items_decode(struct bts_ctx *c, const struct bts_items *it,
 			continue;
 		/* The flow must run from the last target to this branch. */
 		if (br.kind != BT_BR_GAP && last_to && !kernel_addr(br.from) &&
-		    (br.from < last_to || br.from - last_to >= BTS_MAX_BLOCK)) {
+		    !chained(c, &(struct bts_item){ 0, last_to, ITEM_BRANCH },
+			     &(struct bts_item){ br.from, 0, ITEM_BRANCH })) {
 			struct bt_branch gap;
 
 			set_gap(&gap, BT_GAP_UNTRACED, last_to, br.from);
@@ -341,7 +364,7 @@ static void bts_ctx_release(struct bts_ctx *c)
 }
 
 /* The records of @cap, oldest first, cut to what the last N need. */
-static int bts_parse(const struct bt_capture *cap,
+static int bts_parse(struct bts_ctx *c, const struct bt_capture *cap,
 		     const struct bt_decode_opts *opts, struct bts_items *it)
 {
 	int err;
@@ -349,7 +372,7 @@ static int bts_parse(const struct bt_capture *cap,
 	if (cap->format == BT_FMT_PERF_BTS) {
 		err = parse_perf(cap, it);
 		if (!err)
-			order_runs(it);
+			order_records(c, it);
 	} else {
 		err = parse_bts(cap, it);
 	}
@@ -376,10 +399,9 @@ int bt_decode_bts(const struct bt_capture *cap,
 	if (!cap || !opts || !hist)
 		return bt_fail(bte_invalid, 0, "bt_decode_bts(NULL)");
 	hist->lost = cap->lost;
-	err = bts_parse(cap, opts, &it);
-	if (err < 0)
-		return err;
 	err = bts_ctx_init(&c, opts);
+	if (!err)
+		err = bts_parse(&c, cap, opts, &it);
 	if (!err)
 		err = bts_items_decode(&c, &it, &vec);
 	bts_ctx_release(&c);

@@ -44,8 +44,7 @@ int bt_decode(const struct bt_capture *cap, const struct bt_decode_opts *opts,
 		break;
 	case BT_FMT_BTS:
 	case BT_FMT_PERF_BTS:
-		ret = bt_fail(bte_nosys, 0, "no %s decoder",
-			      bt_format_name(cap->format));
+		ret = bt_decode_bts(cap, opts, hist);
 		break;
 	default:
 		ret = bt_fail(bte_format, 0, "capture format %d", cap->format);
@@ -181,9 +180,10 @@ int bt_decode_insns(const struct bt_capture *cap,
 	switch (cap->format) {
 	case BT_FMT_PT:
 		return bt_decode_pt_insns(cap, opts, fn, ctx);
-	case BT_FMT_SOFT:
 	case BT_FMT_BTS:
 	case BT_FMT_PERF_BTS:
+		return bt_decode_bts_insns(cap, opts, fn, ctx);
+	case BT_FMT_SOFT:
 		return bt_fail(bte_nosys, 0, "no instructions from %s",
 			       bt_format_name(cap->format));
 	}

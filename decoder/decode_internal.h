@@ -19,6 +19,14 @@ int bt_decode_pt(const struct bt_capture *cap,
 int bt_decode_bts(const struct bt_capture *cap,
 		  const struct bt_decode_opts *opts, struct bt_history *hist);
 
+/*
+ * PT decoded front to back, whole, keeping the last opts->last entries:
+ * what a decoder without PSB stepping does (for comparison and checks).
+ */
+int bt_decode_pt_full(const struct bt_capture *cap,
+		      const struct bt_decode_opts *opts,
+		      struct bt_history *hist);
+
 /* Every instruction, through libipt's instruction decoder. */
 int bt_decode_pt_insns(const struct bt_capture *cap,
 		       const struct bt_decode_opts *opts, bt_insn_fn fn,

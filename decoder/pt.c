@@ -117,6 +117,15 @@ static void scan_insn(const uint8_t *p, size_t n, struct pt_scan *s)
 	}
 }
 
+/* Branch instructions by address: hot code is scanned once per pass. */
+#define SCAN_CACHE 1024		/* a power of two, L1-sized */
+
+struct scan_slot {
+	uint64_t addr;
+	int8_t kind, len;
+	int32_t rel;		/* direct jumps and calls (rel32 at most) */
+};
+
 /* The state of one decoding pass. */
 enum { PT_ON, PT_OFF_SYNC, PT_OFF_ASYNC, PT_OFF };
 
@@ -132,7 +141,9 @@ struct pt_pass {
 	uint64_t last_to;	/* the last address known */
 	size_t open_gap;	/* index + 1 of a gap waiting for its "to" */
 	size_t direct_run;	/* direct jumps and calls in a row */
+	size_t keep;		/* entries wanted, 0: all */
 	uint64_t first_ip;	/* where the pass started */
+	struct scan_slot *scan;	/* SCAN_CACHE entries, or NULL */
 };
 
 /* Direct branches libipt may follow past the end of the trace. */
@@ -165,11 +176,16 @@ static void trim_guess(struct bt_brvec *v, size_t start, uint64_t stop_ip)
 	v->n = i;
 }
 
-static int pass_push(struct pt_pass *ps, const struct bt_branch *br)
+/* Append @br; a bounded history drops its older half when full. */
+static inline int pass_push(struct pt_pass *ps, const struct bt_branch *br)
 {
+	struct bt_brvec *v = ps->out;
+
 	ps->direct_run = is_direct(br) ? ps->direct_run + 1 : 0;
-	if (bt_brvec_push(ps->out, br) < 0)
+	if (__builtin_expect(v->n == v->alloc, 0) &&
+	    bt_brvec_reserve(v, 1) < 0)
 		return bt_fail(bte_nomem, ENOMEM, "branches");
+	v->v[v->n++] = *br;
 	return 0;
 }
 
@@ -227,6 +243,34 @@ static void block_scan(struct pt_pass *ps, const struct pt_block *blk,
 	scan_insn(p, n < pt_max_insn_size ? n : pt_max_insn_size, s);
 }
 
+static void block_scan_cached(struct pt_pass *ps, const struct pt_block *blk,
+			      struct pt_scan *s)
+{
+	struct scan_slot *slot;
+
+	if (!ps->scan || blk->truncated) {
+		block_scan(ps, blk, s);
+		return;
+	}
+	slot = &ps->scan[(blk->end_ip ^ (blk->end_ip >> 11)) &
+			 (SCAN_CACHE - 1)];
+	if (slot->addr == blk->end_ip) {
+		s->kind = slot->kind;
+		s->len = slot->len;
+		s->rel = slot->rel;
+		s->direct = slot->kind == BT_BR_JUMP || slot->kind == BT_BR_CALL ?
+			    slot->len != 0 : 0;
+		return;
+	}
+	block_scan(ps, blk, s);
+	slot->addr = blk->end_ip;
+	slot->kind = s->kind;
+	slot->len = s->len;
+	slot->rel = s->rel;
+	if (s->kind != BT_BR_COND && !s->direct)
+		slot->len = 0;
+}
+
 /* Does the class say "maybe a branch"?  Then the bytes tell which. */
 static int class_branches(enum pt_insn_class iclass)
 {
@@ -260,9 +304,15 @@ static int pass_block(struct pt_pass *ps, const struct pt_block *blk)
 	if (!ps->first_ip)
 		ps->first_ip = blk->ip;
 	ps->ninsn += blk->ninsn;
-	if (!class_branches(blk->iclass))
+	if (blk->iclass == ptic_return) {
+		s.kind = BT_BR_RET;	/* needs no bytes */
+		s.len = 0;
+		s.direct = 0;
+	} else if (!class_branches(blk->iclass)) {
 		return 0;
-	block_scan(ps, blk, &s);
+	} else {
+		block_scan_cached(ps, blk, &s);
+	}
 	if (s.kind == BT_BR_NONE)
 		return 0;
 	memset(&ps->pend, 0, sizeof(ps->pend));
@@ -455,7 +505,8 @@ static int pass_run(struct pt_pass *ps, struct pt_block_decoder *dec,
 		struct pt_block blk;
 		int err;
 
-		status = pass_events(ps, dec, status);
+		if (status & pts_event_pending)
+			status = pass_events(ps, dec, status);
 		if (status >= 0) {
 			status = pt_blk_next(dec, &blk, sizeof(blk));
 			err = pass_block(ps, &blk);
@@ -522,26 +573,175 @@ static void pass_init(struct pt_pass *ps, struct bt_image *image,
 	memset(ps, 0, sizeof(*ps));
 	ps->image = image;
 	ps->out = out;
+	/* Without it every block is scanned: slower, still right. */
+	ps->scan = calloc(SCAN_CACHE, sizeof(*ps->scan));
 }
 
-/* Everything, from the first PSB on. */
+static void pass_release(struct pt_pass *ps)
+{
+	free(ps->scan);
+}
+
+/*
+ * Decoding everything to keep only the last N: record what libipt says
+ * (blocks, events, errors) on a tape that keeps the newest records only,
+ * and make branches of those at the end.  The decode loop then does little
+ * more than libipt's own.
+ */
+enum { REC_BLOCK, REC_EVENT, REC_ERROR };
+
+struct pt_rec {
+	uint64_t ip, end_ip;
+	uint32_t ninsn;		/* blocks; the status for errors */
+	uint8_t type, iclass;
+};
+
+struct pt_tape {
+	struct pt_rec *rec;
+	struct pt_event *ev;	/* by record index */
+	size_t size;		/* a power of two */
+	uint64_t head;		/* records written */
+};
+
+static inline struct pt_rec *tape_next(struct pt_tape *t)
+{
+	return &t->rec[t->head++ & (t->size - 1)];
+}
+
+static int tape_events(struct pt_tape *t, struct pt_block_decoder *dec,
+		       int status)
+{
+	while (status >= 0 && (status & pts_event_pending)) {
+		struct pt_rec *r;
+
+		r = &t->rec[t->head & (t->size - 1)];
+		status = pt_blk_event(dec, &t->ev[t->head & (t->size - 1)],
+				      sizeof(*t->ev));
+		if (status < 0)
+			break;
+		r->type = REC_EVENT;
+		t->head++;
+	}
+	return status;
+}
+
+static void tape_error(struct pt_tape *t, int status)
+{
+	struct pt_rec *r = tape_next(t);
+
+	r->type = REC_ERROR;
+	r->ninsn = (uint32_t)status;
+}
+
+static void tape_run(struct pt_tape *t, struct pt_block_decoder *dec,
+		     int status)
+{
+	uint64_t off = 0, last_off = UINT64_MAX;
+
+	for (;;) {
+		struct pt_block blk;
+		struct pt_rec *r;
+
+		if (status & pts_event_pending)
+			status = tape_events(t, dec, status);
+		if (status >= 0) {
+			status = pt_blk_next(dec, &blk, sizeof(blk));
+			r = tape_next(t);
+			r->type = REC_BLOCK;
+			r->ip = blk.ip;
+			r->end_ip = blk.end_ip;
+			r->ninsn = blk.ninsn;
+			r->iclass = blk.iclass;
+			/* No trace used in a long while: past the end. */
+			if (!(t->head & 4095)) {
+				pt_blk_get_offset(dec, &off);
+				if (off == last_off)
+					return;
+				last_off = off;
+			}
+			continue;
+		}
+		if (status == -pte_eos || status == -pte_nomem)
+			return;
+		tape_error(t, status);
+		status = pt_resync(dec);
+		if (status < 0)
+			return;
+	}
+}
+
+static int tape_replay(struct pt_tape *t, struct pt_pass *ps)
+{
+	uint64_t i = t->head > t->size ? t->head - t->size : 0;
+	int err = 0;
+
+	for (; !err && i < t->head; i++) {
+		const struct pt_rec *r = &t->rec[i & (t->size - 1)];
+		struct pt_block blk;
+
+		switch (r->type) {
+		case REC_BLOCK:
+			memset(&blk, 0, sizeof(blk));
+			blk.ip = r->ip;
+			blk.end_ip = r->end_ip;
+			blk.ninsn = r->ninsn;
+			blk.iclass = r->iclass;
+			err = pass_block(ps, &blk);
+			break;
+		case REC_EVENT:
+			err = pass_event(ps, &t->ev[i & (t->size - 1)]);
+			break;
+		case REC_ERROR:
+			err = pass_error(ps, (int)r->ninsn);
+			ps->state = PT_ON;
+			break;
+		}
+	}
+	return err;
+}
+
+static int pt_decode_tape(struct pt_block_decoder *dec, int status,
+			  struct pt_pass *ps)
+{
+	struct pt_tape t = { 0 };
+	int err;
+
+	/* A few blocks per branch, and room for the events among them. */
+	t.size = 4096;
+	while (t.size < 8 * ps->keep)
+		t.size *= 2;
+	t.rec = malloc(t.size * sizeof(*t.rec));
+	t.ev = malloc(t.size * sizeof(*t.ev));
+	if (!t.rec || !t.ev) {
+		free(t.rec);
+		free(t.ev);
+		return bt_fail(bte_nomem, ENOMEM, "pt tape");
+	}
+	tape_run(&t, dec, status);
+	err = tape_replay(&t, ps);
+	free(t.rec);
+	free(t.ev);
+	return err;
+}
+
+/* Everything, from the first PSB on; only the last @keep kept (0: all). */
 static int pt_decode_all(const struct bt_capture *cap, struct bt_image *image,
-			 struct bt_brvec *out)
+			 size_t keep, struct bt_brvec *out)
 {
 	struct pt_block_decoder *dec = pt_decoder(cap, image, cap->size);
 	struct pt_pass ps;
-	int status, err;
+	int status, err = 0;
 
 	if (!dec)
 		return bt_fail(bte_nomem, ENOMEM, "pt decoder");
 	pass_init(&ps, image, out);
+	ps.keep = keep;
 	status = pt_blk_sync_forward(dec);
-	if (status < 0) {
-		pt_blk_free_decoder(dec);
-		return 0;	/* no PSB: nothing to say */
-	}
-	err = pass_run(&ps, dec, status, 1);
+	if (status >= 0)
+		err = keep ? pt_decode_tape(dec, status, &ps)
+			   : pass_run(&ps, dec, status, 1);
 	trim_guess(out, 0, 0);
+	pass_release(&ps);
 	pt_blk_free_decoder(dec);
 	return err;
 }
@@ -564,6 +764,7 @@ static int pt_decode_stretch(const struct bt_capture *cap,
 			 : pass_run(&ps, dec, status, 0);
 	trim_guess(out, 0, *first_ip);
 	*first_ip = ps.first_ip;
+	pass_release(&ps);
 	pt_blk_free_decoder(dec);
 	return err;
 }
@@ -582,22 +783,39 @@ static int brvec_prepend(struct bt_brvec *vec, struct bt_brvec *older)
 }
 
 /*
- * The last @last entries: stretches between PSBs, newest first, found by
- * stepping a decoder backwards over the PSBs.
+ * The offset of the last PSB starting before @end, or -1.  (libipt's
+ * sync_backward can loop forever on overlapping PSB patterns in corrupt
+ * data; a plain search cannot.)  In a run of the pattern the PSB is the
+ * earliest full one.
  */
+static int64_t psb_before(const uint8_t *data, uint64_t end)
+{
+	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82 };
+	int64_t p;
+
+	for (p = (int64_t)end - 16; p >= 0; p--) {
+		if (data[p] != 0x02 || memcmp(data + p, psb, sizeof(psb)))
+			continue;
+		while (p >= 2 && !memcmp(data + p - 2, psb, sizeof(psb)))
+			p -= 2;
+		return p;
+	}
+	return -1;
+}
+
+/* The last @last entries: stretches between PSBs, newest first. */
 static int pt_decode_last(const struct bt_capture *cap,
 			  struct bt_image *image, size_t last,
 			  struct bt_brvec *out, uint64_t *start)
 {
-	struct pt_block_decoder *sync = pt_decoder(cap, image, cap->size);
-	uint64_t end = cap->size, begin, first_ip = 0;
+	uint64_t end = cap->size, first_ip = 0;
+	int64_t begin;
 	int err = 0;
 
-	if (!sync)
-		return bt_fail(bte_nomem, ENOMEM, "pt decoder");
 	*start = end;
-	while (out->n < last && pt_blk_sync_backward(sync) >= 0 &&
-	       pt_blk_get_sync_offset(sync, &begin) >= 0 && begin < end) {
+	while (out->n < last && (begin = psb_before(cap->data, end)) >= 0) {
 		struct bt_brvec older = { 0 };
 
 		err = pt_decode_stretch(cap, image, begin, end, &older,
@@ -609,7 +827,6 @@ static int pt_decode_last(const struct bt_capture *cap,
 			break;
 		*start = end = begin;
 	}
-	pt_blk_free_decoder(sync);
 	return err;
 }
 
@@ -631,7 +848,7 @@ int bt_decode_pt(const struct bt_capture *cap,
 		err = pt_decode_last(cap, opts->image, opts->last, &vec,
 				     &start);
 	else
-		err = pt_decode_all(cap, opts->image, &vec);
+		err = pt_decode_all(cap, opts->image, 0, &vec);
 	if (err < 0) {
 		bt_brvec_release(&vec);
 		return err;
@@ -647,6 +864,7 @@ struct pt_iwalk {
 	uint64_t skip;		/* transfers to pass before reporting */
 	uint64_t next_ip;	/* where straight-line flow goes */
 	int transfer;		/* the last instruction always branches */
+	enum pt_insn_class last;	/* its class */
 	int ret;
 };
 
@@ -668,6 +886,7 @@ static int iwalk_insn(struct pt_iwalk *w, const struct pt_insn *insn)
 	if (w->skip && (w->transfer || (w->next_ip && insn->ip != w->next_ip)))
 		w->skip--;
 	w->next_ip = insn->ip + insn->size;
+	w->last = insn->iclass;
 	w->transfer = insn->iclass != ptic_other &&
 		      insn->iclass != ptic_cond_jump &&
 		      insn->iclass != ptic_ptwrite;
@@ -684,7 +903,12 @@ static int iwalk_events(struct pt_iwalk *w, struct pt_insn_decoder *dec,
 		struct pt_event ev;
 
 		status = pt_insn_event(dec, &ev, sizeof(ev));
-		if (status >= 0 && ev.type == ptev_overflow && iwalk_gap(w))
+		if (status < 0 || ev.status_update)
+			continue;
+		/* Lost trace, or tracing off other than for a syscall. */
+		if ((ev.type == ptev_overflow ||
+		     (ev.type == ptev_disabled && w->last != ptic_far_call)) &&
+		    iwalk_gap(w))
 			return status;
 	}
 	return status;
@@ -763,5 +987,22 @@ int bt_decode_pt_insns(const struct bt_capture *cap,
 	if (err >= 0 && status >= 0)
 		iwalk_run(&w, dec, status);
 	pt_insn_free_decoder(dec);
+	return 0;
+}
+
+int bt_decode_pt_full(const struct bt_capture *cap,
+		      const struct bt_decode_opts *opts, struct bt_history *hist)
+{
+	struct bt_brvec vec = { 0 };
+	int err;
+
+	if (!cap || !opts || !hist || !opts->image)
+		return bt_fail(bte_invalid, 0, "bt_decode_pt_full");
+	err = pt_decode_all(cap, opts->image, opts->last, &vec);
+	if (err < 0) {
+		bt_brvec_release(&vec);
+		return err;
+	}
+	bt_brvec_to_history(&vec, opts->last, hist);
 	return 0;
 }

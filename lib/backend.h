@@ -11,6 +11,26 @@
  * and ends, decides how a stopped thread is resumed (PTRACE_CONT for the
  * hardware backends, stepping or breakpoints for soft), and gets first look
  * at each SIGTRAP so it can consume the traps it caused.
+ *
+ * The rules target.c keeps, which a backend may rely on:
+ * - Every thread gets thread_start() before its first resume(), from its
+ *   first instruction for threads created under tracing.
+ * - resume() is called only for a thread in a ptrace-stop, with the signal
+ *   to inject (0: none).  A thread may be resumed after a stop that was not
+ *   the backend's own (a signal, an event inside a syscall such as clone or
+ *   exec, PTRACE_INTERRUPT): th->why says which (target_internal.h).
+ * - signal() comes right before the resume() that injects a signal which
+ *   runs a handler: that resume enters the handler.
+ * - trap() sees each SIGTRAP signal-delivery-stop first.  target.c's own
+ *   breakpoints (int3 hits, si_code SI_KERNEL at a known address) are
+ *   recognised only after trap() returned 0.
+ * - To step a thread over one of btrace's breakpoints, target.c removes the
+ *   int3, calls step() (or PTRACE_SINGLESTEP itself if step is NULL),
+ *   waits for that thread alone, and puts the int3 back; the resulting
+ *   SIGTRAP goes to trap() as usual.
+ * - Per-thread trace data lives in th->ring (struct bt_ring) for backends
+ *   that record in software; capture may be NULL for those, and target.c
+ *   copies the ring out as BT_FMT_SOFT.
  */
 
 #include <signal.h>
@@ -25,6 +45,7 @@ struct bt_thread;
 struct bt_backend_ops {
 	const char *name;
 	int id;			/* enum bt_backend */
+	int soft_mode;		/* BT_BACKEND_SOFT: enum bt_soft_mode */
 
 	/* Usable here? 0, or -bte_nosys/-bte_perm and a reason in @why. */
 	int (*probe)(char *why, size_t size);
@@ -40,6 +61,9 @@ struct bt_backend_ops {
 	/* Resume stopped @th, injecting @sig (0 for none). */
 	int (*resume)(struct bt_target *t, struct bt_thread *th, int sig);
 
+	/* Resume stopped @th for one instruction; NULL: PTRACE_SINGLESTEP. */
+	int (*step)(struct bt_target *t, struct bt_thread *th, int sig);
+
 	/*
 	 * @th stopped with SIGTRAP described by @si.  Returns 1 if the trap
 	 * was the backend's own (consumed: target.c resumes @th), 0 if it
@@ -51,11 +75,17 @@ struct bt_backend_ops {
 	/* @th is about to receive @sig (handler entry is an interrupt branch). */
 	void (*signal)(struct bt_target *t, struct bt_thread *th, int sig);
 
-	/* Copy @th's trace out (capture.h). */
+	/* Copy @th's trace out (capture.h); NULL: th->ring as BT_FMT_SOFT. */
 	int (*capture)(struct bt_target *t, struct bt_thread *th,
 		       struct bt_capture *cap);
 };
 
-extern const struct bt_backend_ops bt_backend_soft;
+/*
+ * The registry (backend.c) lists these in the order auto tries them; a new
+ * backend adds its extern here and one line to that table.
+ */
+extern const struct bt_backend_ops bt_backend_soft_step;
+extern const struct bt_backend_ops bt_backend_pt;	/* perf_backend.c */
+extern const struct bt_backend_ops bt_backend_bts;	/* perf_backend.c */
 
 #endif /* BTRACE_BACKEND_H */

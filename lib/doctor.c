@@ -4,6 +4,7 @@
  * each backend (bt_doctor_eval), every "no" with its remedy.
  */
 #include <cpuid.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -89,6 +90,35 @@ static void read_hypervisor_sysfs(struct bt_host *h)
 	fclose(f);
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The PMU names under BT_PMU_DIR, sorted, into @buf. */
+static void read_pmus(char *buf, size_t size)
+{
+	struct dirent *de;
+	char *names[64];
+	size_t n = 0, i, len = 0;
+	DIR *d = opendir(BT_PMU_DIR);
+
+	buf[0] = '\0';
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < BT_ARRAY_SIZE(names))
+		if (de->d_name[0] != '.')
+			names[n++] = strdup(de->d_name);
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), name_cmp);
+	for (i = 0; i < n; i++) {
+		if (names[i] && len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s",
+						len ? " " : "", names[i]);
+		free(names[i]);
+	}
+}
+
 static uint64_t read_cap_eff(void)
 {
 	FILE *f = fopen("/proc/self/status", "re");
@@ -140,6 +170,7 @@ void bt_host_read(struct bt_host *h)
 	memset(h, 0, sizeof(*h));
 	read_cpuid(h);
 	read_hypervisor_sysfs(h);
+	read_pmus(h->pmus, sizeof(h->pmus));
 	h->pmu_pt = exists(BT_PT_PMU_DIR "/type");
 	h->pmu_core = exists(BT_PMU_DIR "/cpu/type") ||
 		      exists(BT_PMU_DIR "/cpu_core/type");
@@ -451,6 +482,8 @@ void bt_doctor_eval(const struct bt_host *h, struct bt_doctor *d)
 	} else {
 		add(d, "hypervisor", BT_CHECK_INFO, "none (bare metal)");
 	}
+	add(d, "perf PMUs", BT_CHECK_INFO, "%s",
+	    h->pmus[0] ? h->pmus : "none (no " BT_PMU_DIR ")");
 	check_paranoid(h, d);
 	check_caps(h, d);
 	ptrace_ok = check_ptrace(h, d);

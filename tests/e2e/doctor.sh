@@ -14,6 +14,8 @@ dev=/sys/bus/event_source/devices
 vendor=$(awk -F': ' '/^vendor_id/ {print $2; exit}' /proc/cpuinfo)
 [ "$vendor" = GenuineIntel ] && v=Intel || { [ "$vendor" = AuthenticAMD ] && v=AMD || v=unknown; }
 echo "$out" | grep -q "^cpu  *$v family" || fail "cpu line: $(echo "$out" | head -1)"
+pmus=$(LC_ALL=C ls "$dev" 2>/dev/null | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')
+echo "$out" | grep -qx "perf PMUs  *$pmus" || fail "PMU line, want '$pmus'"
 
 python3 - "$json" "$rc" "$dev" "$vendor" <<'PY' || exit 1
 import json, os, sys

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "btrace/btrace.h"
@@ -132,10 +133,13 @@ static void add_elf(void **state)
 	bt_image_free(image);
 }
 
+/* Our own memory, as a debugger reads it: errors, not faults. */
 static ssize_t self_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	memcpy(buf, (const void *)(uintptr_t)addr, len);
-	return len;
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 }
 
 /* A file mapping comes from its file, an anonymous one through @read. */
@@ -173,6 +177,36 @@ static void add_maps(void **state)
 	bt_image_free(image);
 }
 
+/* This very process: its code from its files, the vDSO through @read. */
+static void add_maps_self(void **state)
+{
+	const uint8_t *code = (const uint8_t *)(uintptr_t)add_elf;
+	struct bt_image *image = bt_image_alloc();
+	struct bt_maps maps = { 0 };
+	uint8_t out[64];
+	size_t i;
+
+	assert_int_equal(bt_maps_read(getpid(), &maps), 0);
+	assert_int_equal(bt_image_add_maps(image, &maps, self_read, NULL), 0);
+	assert_int_equal(bt_image_read(image, (uintptr_t)code, out, 64), 64);
+	assert_memory_equal(out, code, 64);
+	code = (const uint8_t *)(uintptr_t)memcpy;	/* libc, or static */
+	assert_int_equal(bt_image_read(image, (uintptr_t)code, out, 16), 16);
+	assert_memory_equal(out, code, 16);
+	for (i = 0; i < maps.count; i++) {
+		const struct bt_map *m = &maps.map[i];
+
+		if (m->path && !strcmp(m->path, "[vdso]")) {
+			assert_int_equal(bt_image_read(image, m->start, out, 64),
+					 64);
+			assert_memory_equal(out, (void *)(uintptr_t)m->start,
+					    64);
+		}
+	}
+	bt_maps_release(&maps);
+	bt_image_free(image);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +216,7 @@ int main(void)
 		cmocka_unit_test(add_file),
 		cmocka_unit_test(add_elf),
 		cmocka_unit_test(add_maps),
+		cmocka_unit_test(add_maps_self),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,7 +31,7 @@ static void trace_make(struct trace *t, uint64_t seed, size_t nbranch,
 {
 	struct ps_walk_opts wo = { .seed = seed, .nbranch = nbranch,
 				   .p_taken = 0.5, .p_intr = 0.01,
-				   .p_ovf = p_ovf };
+				   .p_ovf = p_ovf, .p_dis = 0.005 };
 	struct ps_pt_opts po = { .seed = seed, .psb_period = psb_period,
 				 .retcomp = retcomp, .p_irq = 0.01,
 				 .tnt_mix = 1 };
@@ -71,6 +71,19 @@ static struct bt_history *decode(struct trace *t, uint8_t *data, size_t size,
 	return h;
 }
 
+static struct bt_history *decode_full(struct trace *t, uint8_t *data,
+				      size_t size, size_t last)
+{
+	struct bt_capture cap = { .format = BT_FMT_PT, .data = data,
+				  .size = size };
+	struct bt_decode_opts opts = { sizeof(opts), last, t->image };
+	struct bt_history *h = calloc(1, sizeof(*h));
+
+	assert_non_null(h);
+	assert_int_equal(bt_decode_pt_full(&cap, &opts, h), 0);
+	return h;
+}
+
 static void expect_same(const struct bt_branch *want, size_t nwant,
 			const struct bt_history *h)
 {
@@ -97,18 +110,30 @@ static void expect_same(const struct bt_branch *want, size_t nwant,
 static void decode_all(void **state)
 {
 	static const size_t periods[] = { 64, 512, 4096, 1 << 20 };
-	size_t i;
+	size_t i, j, seen[BT_BR_MAX + BT_GAP_MAX] = { 0 };
 
 	for (i = 0; i < 8; i++) {
 		struct trace t;
 		struct bt_history *h;
 
 		trace_make(&t, 100 + i, 4000, periods[i % 4], i % 3, 0.004);
+		for (j = 0; j < t.n; j++)
+			seen[t.truth[j].kind + t.truth[j].gap]++;
 		h = decode(&t, t.st.buf, t.st.size, 0);
 		expect_same(t.truth, t.n, h);
 		bt_history_free(h);
+		/* Decoding everything to keep the last N: the same tail. */
+		h = decode_full(&t, t.st.buf, t.st.size, 300);
+		expect_same(t.truth + t.n - 300, 300, h);
+		bt_history_free(h);
 		trace_free(&t);
 	}
+	/* The walks covered every kind of entry the decoder makes. */
+	for (j = BT_BR_COND; j <= BT_BR_SYSCALL; j++)
+		assert_true(seen[j] > 0);
+	assert_true(seen[BT_BR_INTR] > 0);
+	assert_true(seen[BT_BR_GAP + BT_GAP_OVERFLOW] > 0);
+	assert_true(seen[BT_BR_GAP + BT_GAP_DISABLED] > 0);
 }
 
 /* The last N from the PSBs at the end equal the tail of the walk. */
@@ -211,7 +236,7 @@ static void walk_insns(const struct trace *t, struct ilist *l)
 	for (i = 0; i < t->n; i++) {
 		const struct bt_branch *br = &t->truth[i];
 
-		if (br->kind == BT_BR_GAP) {
+		if (br->kind == BT_BR_GAP && br->gap != BT_GAP_DISABLED) {
 			ilist_add(0, 1, l);
 		} else {
 			while (cur != br->from) {
@@ -220,6 +245,8 @@ static void walk_insns(const struct trace *t, struct ilist *l)
 			}
 			if (br->kind != BT_BR_INTR)
 				ilist_add(cur, 0, l);
+			if (br->kind == BT_BR_GAP)
+				ilist_add(0, 1, l);
 		}
 		cur = br->to;
 	}

@@ -16,7 +16,7 @@ enum bt_format {
 	BT_FMT_NONE = 0,
 	BT_FMT_SOFT,	 /* bt_ring records (ring.h), oldest first */
 	BT_FMT_BTS,	 /* 24-byte {from, to, flags} records (intel_bts), oldest first */
-	BT_FMT_PERF_BTS, /* PERF_RECORD_SAMPLE {header, ip, addr}, 24 bytes each */
+	BT_FMT_PERF_BTS, /* PERF_RECORD_SAMPLE {header, ip, addr}, 24 bytes each, oldest first */
 	BT_FMT_PT,	 /* Intel PT packets */
 	BT_FMT_MAX
 };

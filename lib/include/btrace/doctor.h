@@ -27,6 +27,7 @@ struct bt_host {
 	int cpuid_ds;		/* CPUID.1:EDX[21]: debug store (BTS) */
 	int pmu_pt;		/* sysfs intel_pt PMU */
 	int pmu_core;		/* sysfs core PMU (cpu, cpu_core) */
+	char pmus[160];		/* the PMUs in sysfs, space-separated */
 	int paranoid;		/* perf_event_paranoid; BT_HOST_UNKNOWN */
 	uint64_t cap_eff;	/* CapEff of /proc/self/status */
 	int ptrace_scope;	/* yama; BT_HOST_UNKNOWN if no yama */

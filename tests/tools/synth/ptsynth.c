@@ -441,11 +441,40 @@ static int ovf_ok(const struct walk *w)
 	return kind == BT_BR_SYSCALL || kind == BT_BR_INTR;
 }
 
-/* Between entries: a signal into a handler, or an overflow. */
+/* Run @k branches without recording them. */
+static int walk_silent(struct walk *w, const struct ps_walk_opts *o, size_t k)
+{
+	w->silent = 1;
+	while (k) {
+		int r = walk_step(w, o->p_taken);
+
+		if (r < 0)
+			return -1;
+		k -= r;
+	}
+	w->silent = 0;
+	return 0;
+}
+
+/*
+ * The direct jump or call just recorded left traced code: it becomes a
+ * trace-disabled gap up to where tracing comes back.
+ */
+static int walk_disable(struct walk *w, const struct ps_walk_opts *o)
+{
+	struct bt_branch br = w->v[--w->n];
+
+	if (walk_silent(w, o, 1 + rndn(&w->s, 10)) < 0)
+		return -1;
+	w->ninsn = br.ninsn;
+	return walk_record(w, br.from, w->ip, BT_BR_GAP, BT_GAP_DISABLED);
+}
+
+/* Between entries: a signal, an overflow, tracing off for a while. */
 static int walk_event(struct walk *w, const struct ps_walk_opts *o)
 {
 	uint64_t from = w->ip;
-	size_t k;
+	int kind = w->n ? w->v[w->n - 1].kind : BT_BR_NONE;
 
 	if (w->p->nfunc > 1 && rndf(&w->s) < o->p_intr) {
 		uint64_t h = w->p->func[1 + rndn(&w->s, w->p->nfunc - 1)];
@@ -457,17 +486,13 @@ static int walk_event(struct walk *w, const struct ps_walk_opts *o)
 		    walk_push(w, from) < 0)
 			return -1;
 		w->ip = h;
+	} else if ((kind == BT_BR_JUMP || kind == BT_BR_CALL) &&
+		   rndf(&w->s) < o->p_dis) {
+		return walk_disable(w, o);
 	} else if (ovf_ok(w) && rndf(&w->s) < o->p_ovf) {
 		/* Lose the packets of a few branches. */
-		w->silent = 1;
-		for (k = 1 + rndn(&w->s, 20); k;) {
-			int r = walk_step(w, o->p_taken);
-
-			if (r < 0)
-				return -1;
-			k -= r;
-		}
-		w->silent = 0;
+		if (walk_silent(w, o, 1 + rndn(&w->s, 20)) < 0)
+			return -1;
 		w->ninsn = 0;
 		if (walk_record(w, from, w->ip, BT_BR_GAP, BT_GAP_OVERFLOW) < 0)
 			return -1;
@@ -756,11 +781,29 @@ static int encode_one(struct enc *e, ps_insn_fn insn, void *ctx,
 	return -1;
 }
 
+/* A direct branch out of traced code: TIP.PGD with its target. */
+static int encode_disabled(struct enc *e, ps_insn_fn insn, void *ctx,
+			   uint64_t cur, const struct bt_branch *br)
+{
+	uint8_t len, cls;
+	uint64_t target;
+
+	if (run_to(e, insn, ctx, cur, br->from) < 0 ||
+	    insn(ctx, br->from, &len, &cls, &target) < 0 || !target)
+		return -1;
+	if (emit_ip_flush(e, ppt_tip_pgd, target, 0) < 0)
+		return -1;
+	ret_clear(e);
+	return emit_ip(e, ppt_tip_pge, br->to, 0);
+}
+
 static int encode_entry(struct enc *e, ps_insn_fn insn, void *ctx,
 			uint64_t cur, const struct bt_branch *br)
 {
 	struct pt_packet pkt;
 
+	if (br->kind == BT_BR_GAP && br->gap == BT_GAP_DISABLED)
+		return encode_disabled(e, insn, ctx, cur, br);
 	if (br->kind == BT_BR_GAP) {
 		if (br->gap != BT_GAP_OVERFLOW || flush_tnt(e) < 0)
 			return -1;

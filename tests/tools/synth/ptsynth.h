@@ -52,12 +52,15 @@ struct ps_walk_opts {
 	double p_taken;		/* conditional branches */
 	double p_intr;		/* per entry: a signal into a function */
 	double p_ovf;		/* per entry: an overflow losing some flow */
+	double p_dis;		/* per direct jump or call: tracing off for a
+				   while (as leaving an address filter) */
 };
 
 /*
  * Walk @prog from its entry.  Entries: taken branches, syscalls (from the
  * syscall to the next instruction), interrupts (from the interrupted
- * instruction to the handler) and overflow gaps, ninsn filled.
+ * instruction to the handler), overflow gaps and trace-disabled gaps (from
+ * the branch that left traced code to where tracing resumed), ninsn filled.
  */
 int ps_walk(const struct ps_prog *prog, const struct ps_walk_opts *opts,
 	    struct bt_branch **out, size_t *count);

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: MIT
+/*
+ * btrace decode: raw PT or BTS streams decoded offline, against code given
+ * as ELF files or flat binaries (the inputs ptxed takes).
+ *
+ *   btrace decode (--pt|--bts|--perf-bts) FILE [--elf FILE[:BASE]]...
+ *                 [--raw FILE:ADDR]... [--last N | --all] [--insn] [--json]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "btrace/btrace.h"
+#include "cmd.h"
+
+struct decode_args {
+	int format;
+	const char *trace;
+	size_t last;
+	int insn, json;
+	struct bt_image *image;
+};
+
+static void decode_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: btrace decode (--pt|--bts|--perf-bts) FILE [options]\n"
+		"  --elf FILE[:BASE]   ELF code, loaded at BASE (0: as linked)\n"
+		"  --raw FILE:ADDR     a flat binary at ADDR (repeatable)\n"
+		"  --last N            the last N branches (default 32)\n"
+		"  --all               every branch\n"
+		"  --insn              every instruction, one per line\n"
+		"  --json              JSON output\n");
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || end == s || *end ? -1 : 0;
+}
+
+/* "FILE:ADDR" (or "FILE" when @optional) into a copy of FILE and ADDR. */
+static char *split_addr(const char *arg, uint64_t *addr, int optional)
+{
+	const char *colon = strrchr(arg, ':');
+	char *path;
+
+	*addr = 0;
+	if (!colon) {
+		if (!optional)
+			return NULL;
+		return strdup(arg);
+	}
+	if (parse_u64(colon + 1, addr) < 0)
+		return NULL;
+	path = strndup(arg, colon - arg);
+	return path;
+}
+
+static int add_code(struct bt_image *image, const char *arg, int elf)
+{
+	uint64_t addr;
+	char *path = split_addr(arg, &addr, elf);
+	struct stat st;
+	int err;
+
+	if (!path) {
+		fprintf(stderr, "btrace: bad %s argument '%s'\n",
+			elf ? "--elf" : "--raw", arg);
+		return EXIT_USAGE;
+	}
+	if (!elf && stat(path, &st) < 0) {
+		fprintf(stderr, "btrace: cannot load '%s': %s\n", path,
+			strerror(errno));
+		free(path);
+		return EXIT_FAIL;
+	}
+	err = elf ? bt_image_add_elf(image, path, addr)
+		  : bt_image_add_file(image, path, 0, st.st_size, addr);
+	if (err < 0)
+		fprintf(stderr, "btrace: cannot load '%s': %s\n", path,
+			bt_errstr(err));
+	free(path);
+	return err < 0 ? EXIT_FAIL : 0;
+}
+
+static int read_file(const char *path, uint8_t **data, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	size_t n;
+
+	if (!f || fstat(fileno(f), &st) < 0) {
+		fprintf(stderr, "btrace: cannot read '%s': %s\n", path,
+			strerror(errno));
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	*data = malloc(st.st_size ? st.st_size : 1);
+	n = *data ? fread(*data, 1, st.st_size, f) : 0;
+	fclose(f);
+	if (!*data || n != (size_t)st.st_size) {
+		fprintf(stderr, "btrace: cannot read '%s'\n", path);
+		free(*data);
+		return -1;
+	}
+	*size = n;
+	return 0;
+}
+
+static void print_branch(const struct bt_branch *br, int json, int first)
+{
+	if (json) {
+		printf("%s{\"from\":\"%#" PRIx64 "\",\"to\":\"%#" PRIx64
+		       "\",\"kind\":\"%s\"", first ? "" : ",", br->from,
+		       br->to, bt_branch_kind_name(br->kind));
+		if (br->kind == BT_BR_GAP)
+			printf(",\"gap\":\"%s\"", bt_gap_reason_name(br->gap));
+		printf(",\"ninsn\":%u,\"from_sym\":null,\"to_sym\":null}",
+		       br->ninsn);
+		return;
+	}
+	if (br->kind == BT_BR_GAP) {
+		printf("[gap: %s, %#" PRIx64 " -> %#" PRIx64 "]\n",
+		       bt_gap_reason_name(br->gap), br->from, br->to);
+		return;
+	}
+	printf("%#" PRIx64 " -> %#" PRIx64 "  %-13s %u insns\n", br->from,
+	       br->to, bt_branch_kind_name(br->kind), br->ninsn);
+}
+
+static int print_branches(const struct bt_capture *cap,
+			  const struct decode_args *a)
+{
+	struct bt_decode_opts opts = { sizeof(opts), a->last, a->image };
+	struct bt_history *hist;
+	size_t i;
+	int err = bt_decode(cap, &opts, &hist);
+
+	if (err < 0) {
+		fprintf(stderr, "btrace: cannot decode '%s': %s\n", a->trace,
+			bt_errstr(err));
+		return EXIT_FAIL;
+	}
+	/* The document btrace run writes, with one thread of no process. */
+	if (a->json)
+		printf("{\"btrace\":1,\"backend\":\"%s\",\"pid\":null,"
+		       "\"stop\":null,\"threads\":[{\"tid\":null,\"lost\":%"
+		       PRIu64 ",\"branches\":[", bt_format_name(cap->format),
+		       hist->lost);
+	for (i = 0; i < hist->count; i++)
+		print_branch(&hist->branch[i], a->json, !i);
+	if (a->json)
+		printf("]}],\"stats\":{\"instructions\":%" PRIu64
+		       ",\"branches\":%zu}}\n", hist->ninsn, hist->count);
+	bt_history_free(hist);
+	return 0;
+}
+
+struct insn_out {
+	int json, n;
+};
+
+static int print_insn(uint64_t addr, int gap, void *ctx)
+{
+	struct insn_out *o = ctx;
+
+	if (o->json)
+		printf(gap ? "%s{\"gap\":true}" : "%s\"%#" PRIx64 "\"",
+		       o->n++ ? "," : "", addr);
+	else if (gap)
+		printf("[gap]\n");
+	else
+		printf("%#" PRIx64 "\n", addr);
+	return 0;
+}
+
+static int print_insns(const struct bt_capture *cap,
+		       const struct decode_args *a)
+{
+	struct bt_decode_opts opts = { sizeof(opts), a->last, a->image };
+	struct insn_out o = { a->json, 0 };
+	int err;
+
+	if (a->json)
+		printf("{\"format\":\"%s\",\"insns\":[",
+		       bt_format_name(cap->format));
+	err = bt_decode_insns(cap, &opts, print_insn, &o);
+	if (a->json)
+		printf("]}\n");
+	if (err < 0) {
+		fflush(stdout);
+		fprintf(stderr, "btrace: cannot decode '%s': %s\n", a->trace,
+			bt_errstr(err));
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int set_input(struct decode_args *a, int format, const char *path)
+{
+	if (a->trace) {
+		fprintf(stderr, "btrace: decode takes one trace\n");
+		return EXIT_USAGE;
+	}
+	a->format = format;
+	a->trace = path;
+	return 0;
+}
+
+static const struct option decode_opts[] = {
+	{ "pt", required_argument, NULL, 'p' },
+	{ "bts", required_argument, NULL, 'b' },
+	{ "perf-bts", required_argument, NULL, 'P' },
+	{ "elf", required_argument, NULL, 'e' },
+	{ "raw", required_argument, NULL, 'r' },
+	{ "last", required_argument, NULL, 'n' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "insn", no_argument, NULL, 'i' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_opt(struct decode_args *a, int c)
+{
+	uint64_t n;
+
+	switch (c) {
+	case 'p':
+		return set_input(a, BT_FMT_PT, optarg);
+	case 'b':
+		return set_input(a, BT_FMT_BTS, optarg);
+	case 'P':
+		return set_input(a, BT_FMT_PERF_BTS, optarg);
+	case 'e':
+	case 'r':
+		return add_code(a->image, optarg, c == 'e');
+	case 'n':
+		if (parse_u64(optarg, &n) < 0 || !n) {
+			fprintf(stderr, "btrace: bad --last '%s'\n", optarg);
+			return EXIT_USAGE;
+		}
+		a->last = n;
+		return 0;
+	case 'a':
+		a->last = 0;
+		return 0;
+	case 'i':
+		a->insn = 1;
+		return 0;
+	case 'j':
+		a->json = 1;
+		return 0;
+	case 'h':
+		decode_usage(stdout);
+		return -1;
+	}
+	decode_usage(stderr);
+	return EXIT_USAGE;
+}
+
+static int decode_run(struct decode_args *a)
+{
+	struct bt_capture cap = { .format = a->format };
+	int ret;
+
+	if (read_file(a->trace, &cap.data, &cap.size) < 0)
+		return EXIT_FAIL;
+	ret = a->insn ? print_insns(&cap, a) : print_branches(&cap, a);
+	bt_capture_release(&cap);
+	return ret;
+}
+
+int cmd_decode(int argc, char **argv)
+{
+	struct decode_args a = { .last = 32 };
+	int c, ret = 0;
+
+	a.image = bt_image_alloc();
+	if (!a.image) {
+		fprintf(stderr, "btrace: out of memory\n");
+		return EXIT_FAIL;
+	}
+	optind = 1;
+	while (!ret && (c = getopt_long(argc, argv, "", decode_opts,
+					NULL)) != -1)
+		ret = parse_opt(&a, c);
+	if (ret < 0) {
+		ret = 0;
+	} else if (!ret && (optind < argc || !a.trace)) {
+		fprintf(stderr, optind < argc ?
+			"btrace: decode: unexpected '%s'\n" :
+			"btrace: decode needs --pt, --bts or --perf-bts%s\n",
+			optind < argc ? argv[optind] : "");
+		ret = EXIT_USAGE;
+	} else if (!ret) {
+		ret = decode_run(&a);
+	}
+	bt_image_free(a.image);
+	return ret;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_TARGET_INTERNAL_H
+#define BTRACE_TARGET_INTERNAL_H
+
+/*
+ * The traced process as target.c keeps it, shared with the backends
+ * (backend.h).  Not part of the public API.
+ */
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "btrace/insn.h"
+#include "btrace/ring.h"
+#include "btrace/target.h"
+
+enum bt_thread_state {
+	BT_TH_STOPPED = 0,	/* in a ptrace-stop that target.c has seen */
+	BT_TH_RUNNING,		/* resumed: a waitpid report is due */
+	BT_TH_LISTENING,	/* group-stopped, restarted with PTRACE_LISTEN */
+	BT_TH_GONE,		/* exited and reaped; kept for its ring */
+};
+
+/* Why a stopped thread is stopped: how it must be resumed. */
+enum bt_thread_stop {
+	BT_TS_NONE = 0,
+	BT_TS_TRAP,	/* a SIGTRAP the backend consumed (its own step) */
+	BT_TS_SIGNAL,	/* signal-delivery-stop; the signal is in th->si */
+	BT_TS_EVENT,	/* PTRACE_EVENT_* stop other than EXIT and STOP */
+	BT_TS_EXIT,	/* PTRACE_EVENT_EXIT: resume lets it die */
+	BT_TS_INTERRUPT,/* PTRACE_EVENT_STOP from PTRACE_INTERRUPT, or new */
+	BT_TS_GROUP,	/* group-stop (PTRACE_EVENT_STOP with a stop signal) */
+};
+
+struct bt_thread {
+	pid_t tid;
+	int state;		/* enum bt_thread_state */
+	int why;		/* enum bt_thread_stop, while stopped */
+	int event;		/* PTRACE_EVENT_* of the last event stop */
+	/*
+	 * The signal to inject on the next resume (0: none), with its
+	 * siginfo.  sig_checked says target.c has judged it already (passed
+	 * on, or reported as a stop); an unchecked one was collected while
+	 * stopping all threads and is judged by the next bt_target_cont().
+	 */
+	int sig;
+	int sig_checked;
+	siginfo_t si;
+	int group_sig;		/* BT_TS_GROUP: the stop signal */
+	int interrupting;	/* PTRACE_INTERRUPT sent, its stop not seen */
+	int fresh;		/* new thread: its first stop not seen yet */
+	int exiting;		/* passed PTRACE_EVENT_EXIT: dying */
+	uint64_t at_break;	/* stopped by this breakpoint: step over it */
+	struct bt_ring *ring;
+	void *bk;		/* backend's per-thread data */
+};
+
+struct bt_break {
+	uint64_t addr;
+	int number;		/* > 0; 0 for a free slot */
+	uint8_t orig;		/* the byte under the int3 */
+	int inserted;
+};
+
+struct bt_target {
+	pid_t pid;
+	pid_t tracer;		/* the thread that may call ptrace */
+	int launched;		/* we forked it: kill rather than detach */
+	int traced;		/* threads attached and not yet released */
+	int gone;		/* every thread has exited and been reaped */
+	int wstatus;		/* wait status once gone */
+	int have_wstatus;
+	struct bt_target_opts opts;
+	const struct bt_backend_ops *ops;
+	void *bk;		/* backend's per-target data */
+
+	struct bt_thread **threads;
+	size_t nthreads, cap;
+
+	struct bt_break *breaks;
+	size_t nbreaks;
+	int next_break;
+
+	struct bt_disasm *dis;
+	struct bt_stats stats;
+	struct bt_stop last;	/* the last stop reported */
+	pid_t exit_tid;		/* the thread that called exit_group */
+	unsigned long exit_msg;	/* PTRACE_EVENT_EXIT message: wait status */
+	int exit_reported;	/* BT_STOP_EXIT (or KILLED) was reported */
+	int last_wstatus;	/* of the last thread reaped */
+	volatile sig_atomic_t interrupt;
+};
+
+/* Registers of stopped thread @th.  0 or -bte_ptrace/-bte_exited. */
+int bt_thread_regs(struct bt_thread *th, struct user_regs_struct *regs);
+
+/* The thread's pc (rip). */
+int bt_thread_pc(struct bt_thread *th, uint64_t *pc);
+
+/*
+ * Read up to @len bytes of target memory at @addr as the program sees
+ * them (breakpoint bytes hidden), through any live thread.
+ */
+ssize_t bt_target_mem(struct bt_target *t, uint64_t addr, void *buf,
+		      size_t len);
+
+/* Append one branch record to @th's ring; counts it in the stats. */
+int bt_thread_record(struct bt_target *t, struct bt_thread *th,
+		     uint64_t from, uint64_t to, uint32_t ninsn, int kind,
+		     int flags);
+
+/*
+ * The backend for @o into *@ops (backend.c).  Returns 0, or -bte_nosys /
+ * -bte_perm with the reason in bt_errdetail().
+ */
+struct bt_backend_ops;
+int bt_backend_select(const struct bt_target_opts *o,
+		      const struct bt_backend_ops **ops);
+
+#endif /* BTRACE_TARGET_INTERNAL_H */
