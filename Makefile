@@ -130,6 +130,9 @@ bench: all $(BENCH_BIN)
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_SAN   := -fsanitize=address,undefined
+# The libFuzzer convention: checksums (trace files) are not enforced, so
+# that the fuzzer gets past them into the parsers.
+FUZZ_SAN   += -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_OBJ   := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(DEC_SRC) $(LIB_SRC) \
               $(wildcard tests/tools/synth/*.c))

@@ -849,6 +849,15 @@ int bt_decode_pt(const struct bt_capture *cap,
 				     &start);
 	else
 		err = pt_decode_all(cap, opts->image, 0, &vec);
+	/* A capture cut short says so at its end. */
+	if (!err && cap->status < 0) {
+		struct bt_branch gap = { .kind = BT_BR_GAP,
+					 .gap = BT_GAP_DECODE };
+
+		gap.from = vec.n ? vec.v[vec.n - 1].to : 0;
+		if (bt_brvec_push(&vec, &gap) < 0)
+			err = bt_fail(bte_nomem, ENOMEM, "branches");
+	}
 	if (err < 0) {
 		bt_brvec_release(&vec);
 		return err;

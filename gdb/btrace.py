@@ -424,7 +424,11 @@ def _continue(args):
     finally:
         alive = _proc_state(pid) not in (None, "Z", "X")
         if alive:
-            gdb.execute("attach %d" % pid, to_string=True)
+            try:
+                gdb.execute("attach %d" % pid, to_string=True)
+            except gdb.error as e:
+                raise BtraceError("cannot attach gdb to %d again: %s"
+                                  % (pid, e))
             if _sigstop_pending(pid):
                 _hide_sigstop()
     info = _parse_handoff(proc.stdout)
@@ -457,11 +461,14 @@ def _report_handoff(inf, pid, info, bps, alive):
     if reason == "break":
         addr = int(info.get("pc", "0"), 16)
         num = bps.get(addr)
-        gdb.write("\nBreakpoint %s, " % (num if num else "?"))
-        gdb.execute("frame")
+        gdb.write("\nBreakpoint %s, %s" % (num if num else "?", _frame()))
         return
-    gdb.write("\nbtrace: stopped (%s)\n" % reason)
-    gdb.execute("frame")
+    gdb.write("\nbtrace: stopped (%s)\n%s" % (reason, _frame()))
+
+
+def _frame():
+    """The selected frame as gdb shows it at a stop, without the "#0"."""
+    return re.sub(r"^#\d+\s+", "", gdb.execute("frame", to_string=True))
 
 
 def _use_trace(path, origin):

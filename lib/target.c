@@ -1528,6 +1528,89 @@ int bt_target_detach(struct bt_target *t)
 	return ret;
 }
 
+/*
+ * A thread stopped while single-stepping can hold the step's SIGTRAP
+ * queued: let go, it would die of it (synchronous signals come first).
+ * Resume it once: the kernel dequeues the trap before running anything,
+ * reports it, and it is dropped.
+ */
+static void drain_trap(struct bt_target *t, struct bt_thread *th)
+{
+	int status, tries;
+
+	for (tries = 0; tries < 4; tries++) {
+		if (!(proc_sigmask(t->pid, th->tid, "SigPnd") &
+		      (1ull << (SIGTRAP - 1))))
+			return;
+		if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0 ||
+		    waitpid(th->tid, &status, __WALL) != th->tid ||
+		    !WIFSTOPPED(status))
+			return;
+	}
+}
+
+/*
+ * Detach @th from a ptrace-stop without a signal.  While the process
+ * enters its group stop, a thread can be briefly out of its ptrace-stop
+ * (ESRCH): wait for its next report, then detach from that one.
+ */
+static int detach_quiet(struct bt_thread *th)
+{
+	int status, tries;
+
+	for (tries = 0; tries < 64; tries++) {
+		if (ptrace(PTRACE_DETACH, th->tid, 0, 0) == 0)
+			return 0;
+		if (errno != ESRCH)
+			break;
+		if (waitpid(th->tid, &status, __WALL) < 0)
+			return errno == ECHILD ? 0 : -1;
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return 0;
+	}
+	return bt_fail(bte_ptrace, errno, "ptrace(DETACH, %d)", th->tid);
+}
+
+/*
+ * Hand the process to another debugger: a process-wide SIGSTOP is queued
+ * before the threads are let go, so the first one to run takes the whole
+ * process into a group stop before any instruction; the stop's own signal
+ * is dropped (a fault re-executes, the new tracer re-sends the others).
+ */
+int bt_target_detach_stopped(struct bt_target *t)
+{
+	int ret, r;
+	size_t i;
+
+	if (!t)
+		return bt_fail(bte_invalid, 0, "bt_target_detach_stopped(NULL)");
+	if (!t->traced || t->gone)
+		return 0;
+	ret = target_stop_all(t);
+	r = breaks_remove_all(t);
+	if (!ret)
+		ret = r;
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i]->state == BT_TH_STOPPED)
+			drain_trap(t, t->threads[i]);
+	if (kill(t->pid, SIGSTOP) < 0 && !ret)
+		ret = bt_fail(bte_exited, errno, "kill(%d, SIGSTOP)", t->pid);
+	for (i = 0; i < t->nthreads; i++) {
+		struct bt_thread *th = t->threads[i];
+
+		th->sig = 0;
+		if (th->state != BT_TH_STOPPED)
+			continue;
+		r = detach_quiet(th);
+		if (r < 0 && !ret)
+			ret = r;
+		th->state = BT_TH_RUNNING;
+	}
+	t->traced = 0;
+	reap_dying(t);
+	return ret;
+}
+
 /* Wait for the launched child @t to end; *@wstatus its status. */
 static int finish_reap(struct bt_target *t, int *wstatus)
 {

@@ -151,6 +151,20 @@ static void decode_last(void **state)
 		expect_same(t.truth + t.n - n, n, h);
 		bt_history_free(h);
 	}
+	/* A capture cut short ends with a gap that says so. */
+	{
+		struct bt_capture cap = { .format = BT_FMT_PT,
+					  .data = t.st.buf, .size = t.st.size,
+					  .status = -bte_torn };
+		struct bt_decode_opts opts = { sizeof(opts), 10, t.image };
+		struct bt_history hh = { 0 };
+
+		assert_int_equal(bt_decode_pt(&cap, &opts, &hh), 0);
+		assert_int_equal(hh.count, 10);
+		assert_int_equal(hh.branch[9].kind, BT_BR_GAP);
+		assert_int_equal(hh.branch[9].gap, BT_GAP_DECODE);
+		free(hh.branch);
+	}
 	trace_free(&t);
 }
 
