@@ -21,6 +21,10 @@ expect "cannot attach to $pid: no such process" attach --batch $pid
 PIDS+=($!)
 wait_for "$WORK/z" '[0-9]'
 zpid=$(head -n 1 "$WORK/z")
+for i in $(seq 1 100); do	# until the child has really exited
+	[ "$(awk '/^State:/ { print $2 }' /proc/$zpid/status)" = Z ] && break
+	sleep 0.01
+done
 expect "cannot attach to $zpid: .*zombie" attach --batch "$zpid"
 
 start_target victim "$TARGETS/sess_checksum" 100000 2000
