@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "btrace/btrace.h"
-#include "decode_internal.h"
 #include "internal.h"
 #include "perf.h"
 #include "perf_sim.h"
@@ -57,13 +56,10 @@ static struct bt_history *decode(const struct walk *w,
 				 const struct bt_capture *cap, size_t last)
 {
 	struct bt_decode_opts opts = { sizeof(opts), last, w->image };
-	struct bt_history *h = calloc(1, sizeof(*h));
+	struct bt_history *h = NULL;
 
+	assert_int_equal(bt_decode(cap, &opts, &h), 0);
 	assert_non_null(h);
-	if (cap->format == BT_FMT_PT)
-		assert_int_equal(bt_decode_pt(cap, &opts, h), 0);
-	else
-		assert_int_equal(bt_decode_bts(cap, &opts, h), 0);
 	return h;
 }
 
