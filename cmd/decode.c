@@ -167,19 +167,42 @@ static int print_branches(const struct bt_capture *cap,
 
 struct insn_out {
 	int json, n;
+	struct bt_image *image;
+	struct bt_disasm *dis;		/* NULL: addresses only */
 };
+
+/* "mnemonic operands" of the instruction at @addr, or "" if unknown. */
+static const char *insn_text(struct insn_out *o, uint64_t addr, char *buf,
+			     size_t size)
+{
+	uint8_t code[BT_INSN_MAX_LEN];
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (!o->dis)
+		return buf;
+	n = bt_image_read(o->image, addr, code, sizeof(code));
+	if (n <= 0 || bt_insn_format(o->dis, code, n, addr, buf, size) < 0)
+		buf[0] = '\0';
+	return buf;
+}
 
 static int print_insn(uint64_t addr, int gap, void *ctx)
 {
 	struct insn_out *o = ctx;
+	char text[128];
 
+	if (gap) {
+		printf(o->json ? "%s{\"gap\":true}" : "[gap]\n",
+		       o->n++ ? "," : "");
+		return 0;
+	}
+	insn_text(o, addr, text, sizeof(text));
 	if (o->json)
-		printf(gap ? "%s{\"gap\":true}" : "%s\"%#" PRIx64 "\"",
-		       o->n++ ? "," : "", addr);
-	else if (gap)
-		printf("[gap]\n");
+		printf("%s{\"addr\":\"%#" PRIx64 "\",\"insn\":\"%s\"}",
+		       o->n++ ? "," : "", addr, text);
 	else
-		printf("%#" PRIx64 "\n", addr);
+		printf("%#" PRIx64 "  %s\n", addr, text);
 	return 0;
 }
 
@@ -187,15 +210,18 @@ static int print_insns(const struct bt_capture *cap,
 		       const struct decode_args *a)
 {
 	struct bt_decode_opts opts = { sizeof(opts), a->last, a->image };
-	struct insn_out o = { a->json, 0 };
+	struct insn_out o = { a->json, 0, a->image, NULL };
 	int err;
 
+	if (bt_disasm_alloc(&o.dis) < 0)
+		o.dis = NULL;
 	if (a->json)
-		printf("{\"format\":\"%s\",\"insns\":[",
+		printf("{\"btrace\":1,\"backend\":\"%s\",\"insns\":[",
 		       bt_format_name(cap->format));
 	err = bt_decode_insns(cap, &opts, print_insn, &o);
 	if (a->json)
 		printf("]}\n");
+	bt_disasm_free(o.dis);
 	if (err < 0) {
 		fflush(stdout);
 		fprintf(stderr, "btrace: cannot decode '%s': %s\n", a->trace,

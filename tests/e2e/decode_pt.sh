@@ -23,7 +23,10 @@ tail -n 32 "$dir/out.txt" | cmp -s - "$dir/last.txt"
 # Every instruction: the truth's are the first ones decoded.
 "$BTRACE" decode --pt "$dir/trace.pt" $raw --all --insn >"$dir/insn.txt"
 n=$(wc -l <"$dir/insns.txt")
-head -n "$n" "$dir/insn.txt" | cmp -s - "$dir/insns.txt"
+head -n "$n" "$dir/insn.txt" | cut -d' ' -f1 | cmp -s - "$dir/insns.txt"
+# ... each with its disassembly.
+grep -q '^0x[0-9a-f]*  call 0x' "$dir/insn.txt"
+grep -q '^0x[0-9a-f]*  ret' "$dir/insn.txt"
 
 # JSON parses and holds the same branches.
 "$BTRACE" decode --pt "$dir/trace.pt" $raw --all --json >"$dir/out.json"
