@@ -14,6 +14,7 @@ static int cmd_version(int argc, char **argv);
 
 static const struct cmd_entry commands[] = {
 	{ "help", cmd_help, "show this help" },
+	{ "run", cmd_run, "run a program and show its last branches when it stops" },
 	{ "version", cmd_version, "print the version" },
 	{ "doctor", cmd_doctor, "what can trace on this machine, and why not" },
 	{ "decode", cmd_decode, "decode raw PT or BTS streams offline" },

@@ -22,4 +22,6 @@ int cmd_decode(int argc, char **argv);
 #define EXIT_USAGE 2
 #define EXIT_FAIL 1
 
+int cmd_run(int argc, char **argv);
+
 #endif /* BTRACE_CMD_H */

@@ -9,6 +9,7 @@
 
 #include "btrace/decode.h"
 #include "btrace/error.h"
+#include "btrace/image.h"
 #include "btrace/insn.h"
 #include "btrace/ring.h"
 #include "decode_internal.h"
@@ -171,6 +172,95 @@ int bt_decode_soft(const struct bt_capture *cap,
 	return 0;
 }
 
+/*
+ * The instruction history of the software format: the blocks between
+ * branches, re-walked through the image with instruction lengths.
+ */
+
+struct insn_walk {
+	struct bt_image *image;
+	struct bt_disasm *dis;
+	bt_insn_fn fn;
+	void *ctx;
+};
+
+/* Emit [@start, @br->from]; a gap if the code does not lead there. */
+static int walk_block(struct insn_walk *w, uint64_t start,
+		      const struct bt_branch *br)
+{
+	uint8_t code[BT_INSN_MAX_LEN];
+	struct bt_insn insn;
+	uint64_t addr = start, n, max = br->ninsn ? br->ninsn : 1u << 20;
+	ssize_t len;
+	int ret;
+
+	for (n = 0; n < max && addr <= br->from; n++) {
+		len = bt_image_read(w->image, addr, code, sizeof(code));
+		if (len <= 0 || bt_insn_decode(w->dis, code, len, addr,
+					       &insn) < 0)
+			break;
+		ret = w->fn(addr, 0, w->ctx);
+		if (ret || addr == br->from)
+			return ret;
+		addr += insn.len;
+	}
+	/* No image, or the bytes disagree with the trace: say so. */
+	ret = w->fn(0, addr <= br->from ? BT_GAP_NOCODE : BT_GAP_DECODE,
+		    w->ctx);
+	return ret ? ret : w->fn(br->from, 0, w->ctx);
+}
+
+static int walk_history(struct insn_walk *w, const struct bt_history *hist,
+			size_t first)
+{
+	const struct bt_branch *br, *prev;
+	size_t i;
+	int ret = 0;
+
+	for (i = first; i < hist->count && !ret; i++) {
+		br = &hist->branch[i];
+		prev = i ? &hist->branch[i - 1] : NULL;
+		if (br->kind == BT_BR_GAP)
+			ret = w->fn(0, br->gap, w->ctx);
+		else if (!prev || prev->kind == BT_BR_GAP)
+			/* Where this block began is not in the trace. */
+			ret = w->fn(0, BT_GAP_START, w->ctx) ?:
+			      w->fn(br->from, 0, w->ctx);
+		else
+			ret = walk_block(w, prev->to, br);
+	}
+	return ret;
+}
+
+static int decode_soft_insns(const struct bt_capture *cap,
+			     const struct bt_decode_opts *opts, bt_insn_fn fn,
+			     void *ctx)
+{
+	struct bt_decode_opts o;
+	struct bt_history *hist;
+	struct insn_walk w = { .fn = fn, .ctx = ctx };
+	int ret;
+
+	if (!opts->image)
+		return bt_fail(bte_invalid, 0, "bt_decode_insns without image");
+	/* One branch more: the block of the oldest one starts at its to. */
+	o = *opts;
+	if (o.last)
+		o.last++;
+	ret = bt_decode(cap, &o, &hist);
+	if (ret < 0)
+		return ret;
+	w.image = opts->image;
+	ret = bt_disasm_alloc(&w.dis);
+	if (ret == 0)
+		ret = walk_history(&w, hist,
+				   opts->last && hist->count > opts->last ?
+				   hist->count - opts->last : 0);
+	bt_disasm_free(w.dis);
+	bt_history_free(hist);
+	return ret;
+}
+
 int bt_decode_insns(const struct bt_capture *cap,
 		    const struct bt_decode_opts *opts, bt_insn_fn fn,
 		    void *ctx)
@@ -180,12 +270,11 @@ int bt_decode_insns(const struct bt_capture *cap,
 	switch (cap->format) {
 	case BT_FMT_PT:
 		return bt_decode_pt_insns(cap, opts, fn, ctx);
+	case BT_FMT_SOFT:
+		return decode_soft_insns(cap, opts, fn, ctx);
 	case BT_FMT_BTS:
 	case BT_FMT_PERF_BTS:
 		return bt_decode_bts_insns(cap, opts, fn, ctx);
-	case BT_FMT_SOFT:
-		return bt_fail(bte_nosys, 0, "no instructions from %s",
-			       bt_format_name(cap->format));
 	}
 	return bt_fail(bte_format, 0, "capture format %d", cap->format);
 }

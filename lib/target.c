@@ -1368,6 +1368,10 @@ static int attach_thread(struct bt_target *t, pid_t tid)
 	if (ptrace(PTRACE_SEIZE, tid, 0, PTRACE_OPTS) < 0) {
 		if (errno == ESRCH && tid != t->pid)
 			return 0;
+		/* A thread already exiting (exit_state set) refuses with
+		 * EPERM when its leader did not: it is gone for us. */
+		if (errno == EPERM && tid != t->pid && thread_find(t, t->pid))
+			return 0;
 		if (errno == EPERM)
 			return attach_perm(t->pid, errno);
 		if (errno == ESRCH)
@@ -1428,7 +1432,8 @@ int bt_target_attach(struct bt_target **target, const struct bt_target_opts *o,
 	t->traced = 1;
 	/* Threads created meanwhile by threads not yet seized: loop until a
 	 * pass finds none (seized threads' children come through CLONE). */
-	while ((ret = attach_pass(t)) > 0)
+	ret = attach_thread(t, pid);
+	while (ret >= 0 && (ret = attach_pass(t)) > 0)
 		;
 	if (ret == 0)
 		ret = target_stop_all(t);
@@ -1528,6 +1533,16 @@ int bt_target_detach(struct bt_target *t)
 	return ret;
 }
 
+/* The parent of process @pid, or 0. */
+static pid_t getppid_of(pid_t pid)
+{
+	char buf[32];
+
+	if (proc_status(pid, 0, "PPid", buf, sizeof(buf)) < 0)
+		return 0;
+	return atoi(buf);
+}
+
 /*
  * A thread stopped while single-stepping can hold the step's SIGTRAP
  * queued: let go, it would die of it (synchronous signals come first).
@@ -1587,6 +1602,7 @@ int bt_target_detach_stopped(struct bt_target *t)
 	if (!t->traced || t->gone)
 		return 0;
 	ret = target_stop_all(t);
+	settle_breaks(t);
 	r = breaks_remove_all(t);
 	if (!ret)
 		ret = r;
@@ -1686,11 +1702,53 @@ int bt_target_finish(struct bt_target *t, int *wstatus)
 	return ret;
 }
 
+/*
+ * Wait for killed thread @th to be gone, resuming it through the exit
+ * stops it still makes.  A process we attached to but also forked (a
+ * test's child) keeps its leader's status for its own waitpid.
+ */
+static void kill_reap(struct bt_target *t, struct bt_thread *th)
+{
+	int keep = !t->launched && th->tid == t->pid &&
+		   getppid_of(t->pid) == getpid();
+	struct bt_stop ignored;
+	siginfo_t si;
+	int status;
+
+	for (;;) {
+		if (keep) {
+			memset(&si, 0, sizeof(si));
+			if (waitid(P_PID, th->tid, &si,
+				   WEXITED | WSTOPPED | WNOWAIT | __WALL) < 0 &&
+			    errno != EINTR)
+				break;
+			if (si.si_pid && si.si_code != CLD_TRAPPED) {
+				thread_gone(t, th);
+				return;
+			}
+			if (!si.si_pid)
+				continue;
+		}
+		if (waitpid(th->tid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (WIFSTOPPED(status)) {
+			/* PTRACE_EVENT_EXIT still stops a killed thread. */
+			ptrace(PTRACE_CONT, th->tid, 0, 0);
+			continue;
+		}
+		on_reaped(t, th->tid, status, &ignored);
+		return;
+	}
+	thread_gone(t, th);
+}
+
 int bt_target_kill(struct bt_target *t)
 {
-	int status;
+	struct bt_thread *leader;
 	size_t i;
-	pid_t r;
 
 	if (!t)
 		return bt_fail(bte_invalid, 0, "bt_target_kill(NULL)");
@@ -1701,24 +1759,20 @@ int bt_target_kill(struct bt_target *t)
 	for (i = 0; i < t->nthreads; i++)
 		if (t->threads[i]->state == BT_TH_STOPPED)
 			ptrace(PTRACE_CONT, t->threads[i]->tid, 0, 0);
-	while (threads_alive(t) || (t->launched && !t->have_wstatus)) {
-		r = waitpid(t->launched ? -1 : t->pid, &status, __WALL);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (WIFSTOPPED(status)) {
-			/* PTRACE_EVENT_EXIT still stops a killed thread. */
-			ptrace(PTRACE_CONT, r, 0, 0);
-			continue;
-		}
-		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			struct bt_stop ignored;
+	/* The leader is reported last, once the others are reaped. */
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i]->tid != t->pid &&
+		    t->threads[i]->state != BT_TH_GONE)
+			kill_reap(t, t->threads[i]);
+	leader = thread_find(t, t->pid);
+	if (leader)
+		kill_reap(t, leader);
+	if (t->launched && !t->have_wstatus) {
+		int status;
 
-			on_reaped(t, r, status, &ignored);
-			if (r == t->pid)
-				t->have_wstatus = 1, t->wstatus = status;
+		if (waitpid(t->pid, &status, __WALL) == t->pid) {
+			t->wstatus = status;
+			t->have_wstatus = 1;
 		}
 	}
 	t->gone = 1;

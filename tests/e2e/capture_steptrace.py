@@ -30,7 +30,7 @@ def derive(path):
         n += 1
         nxt = pcs[i + 1][0]
         if nxt != pc + ln:
-            branches.append((pc, nxt, n))
+            branches.append((pc, nxt, n, ln))
             n = 0
     return branches, len(pcs), fate
 
@@ -52,6 +52,22 @@ def records(path):
     return recs, stop
 
 
+def agree(t, r):
+    """A derived branch t and a record r are the same branch.
+
+    steptrace shows the pc a thread was at when a signal came, whether or
+    not that instruction ran.  An interrupt record goes from where the
+    handler returns to: the same instruction, not run (a fault, a signal
+    between two instructions), or the one after an instruction that ran
+    and trapped (int3)."""
+    if r[3] != "interrupt":
+        return t[:3] == r[:3]
+    if t[1] != r[1]:
+        return False
+    return ((t[0] == r[0] and t[2] == r[2] + 1) or
+            (t[0] + t[3] == r[0] and t[2] == r[2]))
+
+
 def main():
     truth, steps, fate = derive(sys.argv[1])
     recs, stop = records(sys.argv[2])
@@ -63,10 +79,7 @@ def main():
         print("branch count differs: steptrace %d, capture %d" %
               (len(truth), len(recs)))
     for i, (t, r) in enumerate(zip(truth, recs)):
-        # steptrace sees the interrupted pc before a handler is entered;
-        # it runs only after sigreturn: not part of the block.
-        want = t[2] - 1 if r[3] == "interrupt" else t[2]
-        if (t[0], t[1], want) != (r[0], r[1], r[2]):
+        if not agree(t, r):
             print("branch %d differs: steptrace 0x%x -> 0x%x (%d insns), "
                   "capture 0x%x -> 0x%x (%d insns, %s)" %
                   (i, t[0], t[1], t[2], r[0], r[1], r[2], r[3]))

@@ -37,4 +37,31 @@ grep -q " interrupt [0-9]* 0$" "$tmp/sighandler.cap" ||
 	{ echo "FAIL sighandler: no interrupt branch into the handler"; fail=1; }
 grep -q " sysret [0-9]* 4$" "$tmp/sighandler.cap" ||
 	{ echo "FAIL sighandler: no sigreturn branch"; fail=1; }
+
+# Signals at fixed instructions: int3, SIGSEGV left by siglongjmp, raise(),
+# a blocked signal delivered by sigprocmask; exits 5 when all handlers ran.
+check cap_sigsync "exit tid=[0-9]* sig=0 status=5" 0x500
+
+# Asynchronous ones cannot be compared run to run: timer signals in a busy
+# loop and in nanosleep, SIGCHLD of a fork, a thread.  The program must
+# end as it does untraced (7).
+"$TARGETS/cap_signals"; want=$?
+"$TOOLS/captrace" -- "$TARGETS/cap_signals" >"$tmp/sig.cap"
+grep -q "^stop exit tid=[0-9]* sig=0 status=$want " "$tmp/sig.cap" &&
+	grep -qx "wstatus 0x${want}00" "$tmp/sig.cap" ||
+	{ echo "FAIL cap_signals: want exit $want, got $(grep -E '^(stop|wstatus)' "$tmp/sig.cap")"; fail=1; }
+
+# A thread crashes while another spins and main waits: the stop is the
+# crashing thread's, its last branch the call into crash_here.
+"$TOOLS/captrace" -- "$TARGETS/thread_crash" >"$tmp/thr.cap"
+crash=$(nm "$TARGETS/thread_crash" | awk '$3 == "crash_here" { print "0x" $1 }' | sed 's/0x0*/0x/')
+tid=$(sed -n 's/^stop signal tid=\([0-9]*\) sig=11 .*/\1/p' "$tmp/thr.cap")
+last=$(awk -v t="$tid" '$1 == "thread" { on = ($2 == t) } on && /^0x/ { l = $2 " " $3 } END { print l }' "$tmp/thr.cap")
+nthreads=$(grep -c '^thread ' "$tmp/thr.cap")
+if [ -z "$tid" ] || [ "$tid" = "$(sed -n 's/^thread \([0-9]*\) .*/\1/p' "$tmp/thr.cap" | head -1)" ] ||
+   [ "$last" != "$crash call" ] || [ "$nthreads" != 3 ] || ! grep -qx "wstatus 0xb" "$tmp/thr.cap"; then
+	echo "FAIL thread_crash: tid '$tid', last branch '$last' (want '$crash call'), $nthreads threads"
+	grep -E '^(stop|thread|wstatus)' "$tmp/thr.cap"
+	fail=1
+fi
 exit $fail

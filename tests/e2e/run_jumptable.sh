@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# btrace run on a bytecode loop whose switch is a jump table: indirect
+# jumps through the table, one per operation, then SIGFPE; checked
+# against an independent single-step trace.
+. "$TESTDIR/e2e/lib/common.sh"
+prog=$TARGETS/jumptable
+
+native=$(native_status "$prog")
+[ "$native" = 136 ] || fail "jumptable exits $native natively"
+# 30 branches: from the C library's start-up (see run_crash_null.sh).
+btrace_json --last 30 -- "$prog"
+expect_rc "$native"
+no_leftovers "$prog"
+
+python3 - "$work/out.json" <<'PY' || exit 1
+import sys, btcheck as c
+doc = c.load(sys.argv[1])
+c.expect_stop(doc, "signal", signal="SIGFPE", func_name="execute",
+              src="jumptable.c:33")
+br = c.stopped_thread(doc)
+ij = [b for b in br if b["kind"] == "indirect jump" and
+      c.func(b["from_sym"]) == "execute"]
+# Eight operations ran, DIV the last, each dispatched by "jmp rax".  Case
+# 0 (PUSH1, three times) sits right after that jmp: its table entry is
+# the fall-through address, which is no taken branch by definition (the
+# next pc is pc + length), so five indirect jumps are seen.
+assert len(ij) == 5, [b["to_sym"] for b in ij]
+for b in ij:
+    assert c.func(b["from_sym"]) == "execute" == c.func(b["to_sym"]), b
+    assert b["insn"].startswith("jmp") and "0x" not in b["insn"], b
+assert len({b["to"] for b in ij}) == 5, ij      # ADD DUP SUB SWAP DIV
+assert br[-1]["kind"] == "indirect jump" and br[-1]["to_src"] == "jumptable.c:31"
+PY
+
+[ -x "$TOOLS/steptrace" ] || fail "no $TOOLS/steptrace"
+"$TOOLS/steptrace" -- "$prog" >"$work/trace" 2>"$work/trace.err"
+python3 - "$work/out.json" "$work/trace" "$prog" <<'PY' || exit 1
+import sys, btcheck as c
+doc = c.load(sys.argv[1])
+steps = c.read_steptrace(sys.argv[2])
+lengths = c.insn_lengths(sys.argv[3])
+assert c.check_lengths(steps, lengths) > 1000
+truth = c.taken_branches(steps, lengths)
+n = c.expect_ground_truth(c.stopped_thread(doc), truth)
+print("%d branches match the single-step trace" % n)
+PY

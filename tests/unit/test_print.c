@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/* The shared output module (cmd/print.c), on a history made here. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../cmd/print.c"
+
+/* 0x1000: call 0x1010 ; 0x1005: jmp rax ; 0x1007: ret */
+static const uint8_t code[] = { 0xe8, 0x0b, 0x00, 0x00, 0x00, 0xff, 0xe0,
+				0xc3 };
+
+static ssize_t read_code(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	if (addr < 0x1000 || addr >= 0x1000 + sizeof(code))
+		return 0;
+	if (len > 0x1000 + sizeof(code) - addr)
+		len = 0x1000 + sizeof(code) - addr;
+	memcpy(buf, code + (addr - 0x1000), len);
+	return len;
+}
+
+static struct bt_branch branches[] = {
+	{ .kind = BT_BR_GAP, .gap = BT_GAP_OVERFLOW },
+	{ .from = 0x1000, .to = 0x1010, .kind = BT_BR_CALL },
+	{ .from = 0x1005, .to = 0x123456789a, .kind = BT_BR_IJUMP },
+	{ .from = 0x1007, .to = 0x2000, .kind = BT_BR_RET },
+};
+
+static struct bt_history hist = { .branch = branches, .count = 4,
+				  .lost = 7 };
+
+/* Render with @fn into a string (caller frees). */
+static char *render(void (*fn)(FILE *, const struct print_report *,
+			       const struct print_ctx *),
+		    const struct bt_stop *stop, int color)
+{
+	struct print_ctx pc = { .read = read_code, .color = color };
+	struct print_thread th = { .tid = 42, .hist = &hist };
+	struct bt_stats stats = { 100, 20, 101 };
+	struct print_report r = { .backend = "soft", .pid = 42, .stop = stop,
+				  .threads = &th, .nthreads = 1,
+				  .stats = &stats };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(bt_disasm_alloc(&pc.dis), 0);
+	fn(f, &r, &pc);
+	fclose(f);
+	bt_disasm_free(pc.dis);
+	return buf;
+}
+
+static void report_text(void **state)
+{
+	struct bt_stop stop = { .reason = BT_STOP_SIGNAL, .tid = 42,
+				.signal = SIGSEGV, .pc = 0x1007 };
+	char *out = render(print_report_text, &stop, 0), *line, *save;
+	int arrows = -1, n = 0;
+
+	assert_non_null(strstr(out, "last 3 branches of thread 42, oldest first (7 older ones overwritten):\n"));
+	assert_non_null(strstr(out, "  -4  -- gap: overflow --\n"));
+	assert_non_null(strstr(out, "call 0x1010"));
+	assert_non_null(strstr(out, "jmp rax"));
+	assert_non_null(strstr(out, "indirect jump -> 0x123456789a"));
+	assert_non_null(strstr(out, "stop: SIGSEGV (Segmentation fault) at address 0x0 in thread 42\n   => 0x1007  ret\n"));
+	assert_non_null(strstr(out, "soft backend: 100 instructions, 20 branches, 101 stops traced in pid 42\n"));
+	assert_null(strchr(out, '\033'));
+	/* Aligned: the arrows of every branch line in one column. */
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *arrow = strstr(line, " -> ");
+
+		if (!arrow)
+			continue;
+		if (arrows < 0)
+			arrows = arrow - line;
+		assert_int_equal(arrow - line, arrows);
+		n++;
+	}
+	assert_int_equal(n, 3);
+	free(out);
+}
+
+static void report_text_color(void **state)
+{
+	struct bt_stop stop = { .reason = BT_STOP_EXIT, .tid = 42,
+				.status = 3, .pc = 0x1000 };
+	char *out = render(print_report_text, &stop, 1);
+
+	assert_non_null(strchr(out, '\033'));
+	assert_non_null(strstr(out, "exit, status 3"));
+	free(out);
+}
+
+static void report_json(void **state)
+{
+	struct bt_stop stop = { .reason = BT_STOP_SIGNAL, .tid = 43,
+				.signal = SIGABRT, .pc = 0x1005 };
+	char *out = render(print_report_json, &stop, 1);
+
+	assert_null(strchr(out, '\033'));
+	assert_non_null(strstr(out, "{\"btrace\": 1, \"backend\": \"soft\", \"pid\": 42,"));
+	assert_non_null(strstr(out, "\"stop\": {\"tid\": 43, \"reason\": \"signal\", \"signal\": \"SIGABRT\", \"status\": null, \"pc\": \"0x1005\", \"addr\": null, \"sym\": null, \"src\": null, \"insn\": \"jmp rax\"}"));
+	assert_non_null(strstr(out, "\"threads\": [{\"tid\": 42, \"lost\": 7, \"branches\": ["));
+	assert_non_null(strstr(out, "{\"from\": \"0x0\", \"to\": \"0x0\", \"kind\": \"gap\", \"gap\": \"overflow\", \"from_sym\": null, \"to_sym\": null, \"from_src\": null, \"to_src\": null, \"insn\": null}"));
+	assert_non_null(strstr(out, "{\"from\": \"0x1000\", \"to\": \"0x1010\", \"kind\": \"call\", \"from_sym\": null, \"to_sym\": null, \"from_src\": null, \"to_src\": null, \"insn\": \"call 0x1010\"}"));
+	assert_non_null(strstr(out, "\"stats\": {\"instructions\": 100, \"branches\": 20, \"stops\": 101}}\n"));
+	free(out);
+}
+
+static void json_string(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	print_json_string(f, "a\"b\\c\nd\x01");
+	fputc(' ', f);
+	print_json_string(f, NULL);
+	fclose(f);
+	assert_string_equal(buf, "\"a\\\"b\\\\c\\u000ad\\u0001\" null");
+	free(buf);
+}
+
+static void signame(void **state)
+{
+	char buf[16];
+
+	assert_string_equal(print_signame(SIGSEGV, buf, sizeof(buf)), "SIGSEGV");
+	assert_string_equal(print_signame(SIGABRT, buf, sizeof(buf)), "SIGABRT");
+	assert_string_equal(print_signame(SIGRTMIN + 1, buf, sizeof(buf)),
+			    "SIG35");
+}
+
+static void history_null(void **state)
+{
+	struct print_ctx pc = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	print_history(f, 7, NULL, &pc);
+	print_json_branches(f, NULL, &pc);
+	fclose(f);
+	assert_string_equal(buf, "  (no branches recorded for thread 7)\n[]");
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(report_text),
+		cmocka_unit_test(report_text_color),
+		cmocka_unit_test(report_json),
+		cmocka_unit_test(json_string),
+		cmocka_unit_test(signame),
+		cmocka_unit_test(history_null),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
