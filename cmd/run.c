@@ -190,7 +190,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 
 static int launch_error(const char *prog, int backend, int err)
 {
-	char why[256];
+	char why[512];
 
 	switch (-err) {
 	case bte_noent:
@@ -228,7 +228,7 @@ static void say_backend(const struct bt_target *t)
 {
 	static const int better[] = { BT_BACKEND_PT, BT_BACKEND_BTS };
 	int chosen = bt_target_backend(t);
-	char why[256], reasons[600] = "";
+	char why[512], reasons[1200] = "";
 	size_t i, len = 0;
 
 	for (i = 0; i < BT_ARRAY_SIZE(better) && better[i] != chosen; i++) {
@@ -240,10 +240,23 @@ static void say_backend(const struct bt_target *t)
 					bt_backend_name(better[i]),
 					why[0] ? why : "not available");
 	}
-	if (chosen == BT_BACKEND_PT)
-		return;
 	fprintf(stderr, "btrace: using the %s backend%s%s\n",
-		bt_target_backend_name(t), reasons, len ? ")" : "");
+		bt_target_backend_name(t),
+		chosen == BT_BACKEND_PT ? " (Intel PT works here)" : reasons,
+		chosen != BT_BACKEND_PT && len ? ")" : "");
+}
+
+/* perf rings count against the mlock limit: say when the kernel gave less. */
+static void say_buffer(const struct bt_target *t, size_t asked)
+{
+	size_t got = bt_target_buffer_size(t);
+
+	if (!asked)
+		asked = BT_DEFAULT_BUFFER_SIZE;
+	if (got && got < asked)
+		fprintf(stderr, "btrace: the kernel granted %zu KiB of trace "
+			"buffer per thread, not %zu KiB (mlock limit; see btrace "
+			"doctor)\n", got >> 10, asked >> 10);
 }
 
 static ssize_t read_target(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -374,6 +387,7 @@ int cmd_run(int argc, char **argv)
 
 	if (o.backend == BT_BACKEND_AUTO)
 		say_backend(t);
+	say_buffer(t, o.buffer_size);
 	running = t;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

@@ -231,8 +231,8 @@ struct bt_perf_thread {
 
 /*
  * Open @attr on thread @tid and map its ring in @mode with @size bytes
- * (power of two; halved down to 4 pages when the kernel refuses for the
- * mlock limit: the size granted is in *@granted).
+ * (a power of two of at least a page; halved down to 4 pages when the
+ * kernel refuses for the mlock limit: the size granted is in *@granted).
  * Returns 0 or a negative bt_error (the cause in bt_errdetail()).
  */
 int bt_perf_thread_open(struct bt_perf_thread *pt, int mode,

@@ -19,6 +19,7 @@ int bt_perf_thread_open(struct bt_perf_thread *pt, int mode,
 			size_t *granted)
 {
 	size_t page = bt_page_size();
+	size_t floor = size < MIN_PAGES * page ? size : MIN_PAGES * page;
 	int ret;
 
 	memset(pt, 0, sizeof(*pt));
@@ -26,10 +27,11 @@ int bt_perf_thread_open(struct bt_perf_thread *pt, int mode,
 	pt->mode = mode;
 	pt->tid = tid;
 	pt->config = attr->config;
-	if (!bt_is_pow2(size) || size < MIN_PAGES * page)
+
+	if (!bt_is_pow2(size) || size < page)
 		return bt_fail(bte_invalid, 0,
 			       "buffer size %zu: a power of two of at least %zu",
-			       size, MIN_PAGES * page);
+			       size, page);
 	attr->inherit = 0;
 	ret = bt_perf_event_open(&pt->ev, attr, tid);
 	if (ret)
@@ -38,11 +40,10 @@ int bt_perf_thread_open(struct bt_perf_thread *pt, int mode,
 		/* The data area only collects the kernel's AUX notes. */
 		ret = bt_perf_event_map(&pt->ev, page, page, 0);
 		if (!ret)
-			ret = bt_perf_event_map_aux(&pt->ev, size,
-						    MIN_PAGES * page);
+			ret = bt_perf_event_map_aux(&pt->ev, size, floor);
 		*granted = pt->ev.layout.aux_size;
 	} else {
-		ret = bt_perf_event_map(&pt->ev, size, MIN_PAGES * page, 1);
+		ret = bt_perf_event_map(&pt->ev, size, floor, 1);
 		*granted = pt->ev.layout.data_size;
 	}
 	if (ret)

@@ -174,8 +174,14 @@ static void thread_open_null(void **state)
 					     getpid(), 5000, &granted),
 			 -bte_invalid);
 	assert_int_equal(bt_perf_thread_open(&pt, BT_PERF_SAMPLES, &attr,
-					     getpid(), 4096, &granted),
-			 -bte_invalid);
+					     getpid(), bt_page_size() / 2,
+					     &granted), -bte_invalid);
+	/* one page is enough to open */
+	fault_attr(&attr);
+	assert_int_equal(bt_perf_thread_open(&pt, BT_PERF_SAMPLES, &attr,
+					     getpid(), bt_page_size(), &granted), 0);
+	assert_int_equal(granted, bt_page_size());
+	bt_perf_thread_release(&pt);
 	fault_attr(&attr);
 	assert_int_equal(bt_perf_thread_open(&pt, BT_PERF_SAMPLES, &attr,
 					     999999999, 65536, &granted),

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# --backend: an explicit backend this machine lacks fails before the
+# program starts, with doctor's reason, exit 1, nothing left running;
+# auto takes the first usable of pt, bts, soft and says which and why.
+set -u
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$BTRACE" doctor --json >"$work/doctor.json"
+verdict() {	# backend -> "usable" or its reason
+	python3 -c '
+import json, sys
+b = json.load(open(sys.argv[1]))["backends"][sys.argv[2]]
+print("usable" if b["usable"] else b["why"])' "$work/doctor.json" "$1"
+}
+
+tried=0
+for b in pt bts; do
+	why=$(verdict $b)
+	[ "$why" = usable ] && continue
+	tried=$((tried + 1))
+	"$BTRACE" run --backend $b -- /bin/sh -c "touch '$work/ran'; sleep 30" \
+		>"$work/out" 2>"$work/err"
+	rc=$?
+	[ $rc = 1 ] || fail "--backend $b: exit $rc, want 1"
+	[ ! -e "$work/ran" ] || fail "--backend $b: the program ran"
+	grep -qF "backend '$b' is not available here: $why" "$work/err" ||
+		fail "--backend $b: stderr is '$(cat "$work/err")', want doctor's '$why'"
+	pgrep -f "touch '$work/ran'" >/dev/null && fail "--backend $b left a process"
+done
+
+# auto: the first usable one, named on stderr with the others' reasons.
+want=soft
+for b in pt bts; do
+	[ "$(verdict $b)" = usable ] && { want=$b; break; }
+done
+"$BTRACE" run --last 1 -- "$TARGETS/exit_status" >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc = 3 ] || fail "auto: exit $rc, want the program's 3"
+grep -q "^btrace: using the $want backend" "$work/err" ||
+	fail "auto: stderr is '$(cat "$work/err")', want the $want backend named"
+for b in pt bts; do
+	[ $b = "$want" ] && break
+	grep -qF "$b: $(verdict $b | cut -c1-40)" "$work/err" ||
+		fail "auto: no reason given for passing over $b"
+done
+echo "explicit unavailable backends checked: $tried; auto took $want"
