@@ -17,6 +17,7 @@ static const struct cmd_entry commands[] = {
 	{ "run", cmd_run, "run a program and show its last branches when it stops" },
 	{ "version", cmd_version, "print the version" },
 	{ "doctor", cmd_doctor, "what can trace on this machine, and why not" },
+	{ "show", cmd_show, "show the branches saved in a trace file" },
 	{ "decode", cmd_decode, "decode raw PT or BTS streams offline" },
 };
 

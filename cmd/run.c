@@ -18,6 +18,7 @@
 #include "btrace/btrace.h"
 #include "cmd.h"
 #include "print.h"
+#include "save.h"
 
 #define RUN_DEFAULT_LAST 32
 #define RUN_MAX_LAST 10000000u
@@ -30,11 +31,14 @@ struct run_opts {
 	int no_color;
 	int backend;
 	size_t buffer_size;
+	const char *save;	/* --save FILE */
+	const char *save_dir;	/* --save-on-crash DIR */
 };
 
 static const char run_usage[] =
 	"usage: btrace run [--last N] [--json] [--backend auto|pt|bts|soft]\n"
-	"                  [--buffer-size SIZE] [--no-color] -- PROGRAM [ARGS...]\n";
+	"                  [--buffer-size SIZE] [--no-color] [--save FILE]\n"
+	"                  [--save-on-crash DIR] -- PROGRAM [ARGS...]\n";
 
 static const char run_help[] =
 	"Run PROGRAM under branch tracing.  When it stops (a fatal signal, its\n"
@@ -47,6 +51,9 @@ static const char run_help[] =
 	"  -s, --buffer-size SIZE per-thread trace buffer, a power of two\n"
 	"                         (suffixes K, M, G; default 1M)\n"
 	"      --no-color         no colours, even on a terminal\n"
+	"      --save FILE        save the trace to FILE at the stop (btrace show)\n"
+	"      --save-on-crash DIR  only if it dies of a signal: save the trace\n"
+	"                         to DIR/btrace-PROGRAM-PID.trace\n"
 	"  -h, --help             this help\n";
 
 /*
@@ -125,12 +132,14 @@ static size_t parse_size(const char *s)
 /* Returns -1 to go on, or the exit status (0 for --help). */
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
-	enum { OPT_NO_COLOR = 256 };
+	enum { OPT_NO_COLOR = 256, OPT_SAVE, OPT_SAVE_CRASH };
 	static const struct option longopts[] = {
 		{ "last", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "buffer-size", required_argument, NULL, 's' },
+		{ "save", required_argument, NULL, OPT_SAVE },
+		{ "save-on-crash", required_argument, NULL, OPT_SAVE_CRASH },
 		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 		{ "no-colour", no_argument, NULL, OPT_NO_COLOR },
 		{ "help", no_argument, NULL, 'h' },
@@ -166,6 +175,12 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			if (!o->buffer_size)
 				return usage_error("--buffer-size wants a power of two from 4K to 1G, not '%s'",
 						   optarg);
+			break;
+		case OPT_SAVE:
+			o->save = optarg;
+			break;
+		case OPT_SAVE_CRASH:
+			o->save_dir = optarg;
 			break;
 		case OPT_NO_COLOR:
 			o->no_color = 1;
@@ -344,6 +359,10 @@ static int run_traced(struct bt_target *t, const struct run_opts *o)
 		bt_target_kill(t);
 		return EXIT_FAIL;
 	}
+	if (o->save)
+		save_trace(t, &stop, o->save);
+	if (o->save_dir)
+		save_on_crash(t, &stop, o->save_dir);
 	report(t, &stop, o);
 	if (terminated) {
 		bt_target_kill(t);

@@ -18,20 +18,22 @@ fi
 # independent single-step trace of the same program.
 hw_crash_null() {
 	local prog=$TARGETS/crash_null
-	btrace_json --last 64 --backend "$backend" -- "$prog"
+	btrace_json --last 24 --backend "$backend" -- "$prog"
 	expect_rc 139
 	no_leftovers "$prog"
-	"$TOOLS/steptrace" "$prog" >"$work/trace" 2>"$work/trace.err"
+	"$TOOLS/steptrace" -- "$prog" >"$work/trace" 2>"$work/trace.err"
+	no_leftovers "$prog"
 	python3 - "$work/out.json" "$work/trace" "$prog" "$backend" <<'PY' || exit 1
 import sys, btcheck as c
 doc = c.load(sys.argv[1])
 assert doc["backend"] == sys.argv[4], doc["backend"]
-c.expect_stop(doc, "signal", signal="SIGSEGV", func_name="store_value",
-              src="crash_null.c:12")
+c.expect_stop(doc, "signal", signal="SIGSEGV", func_name="store_value")
 br = c.stopped_thread(doc)
 c.expect_last(br, "call", "walk", "store_value")
-truth = c.taken_branches(c.read_steptrace(sys.argv[2]),
-                         c.insn_lengths(sys.argv[3]))
+steps = c.read_steptrace(sys.argv[2])
+lengths = c.insn_lengths(sys.argv[3])
+assert c.check_lengths(steps, lengths) > 1000
+truth = c.taken_branches(steps, lengths)
 print("%d branches match the single-step trace" %
       c.expect_ground_truth(br, truth))
 PY
@@ -47,8 +49,7 @@ hw_thread_crash() {
 	python3 - "$work/out.json" <<'PY' || exit 1
 import sys, btcheck as c
 doc = c.load(sys.argv[1])
-c.expect_stop(doc, "signal", signal="SIGSEGV", func_name="crash_here",
-              src="thread_crash.c:21")
+c.expect_stop(doc, "signal", signal="SIGSEGV", func_name="crash_here")
 assert doc["stop"]["tid"] != doc["pid"], doc["stop"]
 br = c.stopped_thread(doc)
 c.expect_last(br, "call", "crasher", "crash_here")
