@@ -16,7 +16,7 @@ for prog in "$TARGETS"/*; do
 	opt=
 	case $name in
 	*thread*) opt=-t ;;
-	cap_*)	# its main thread's end races its workers: not repeatable
+	cap_*|attach_*)	# wait on clocks, threads, their input: not repeatable
 		echo "skip $name: a timing-dependent program for attach tests"
 		continue ;;
 	esac
