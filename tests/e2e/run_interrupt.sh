@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# btrace run interrupted (SIGINT to btrace, as Ctrl-C), and its program
-# killed from outside: the stop is an
-# interrupt of the waiting program, its branches are shown, and nothing is
-# left running.
+# btrace run interrupted (SIGINT to btrace, as Ctrl-C): the stop is an
+# interrupt of the waiting program, its branches are shown, it gets the
+# SIGINT (exit 130); then its program killed from outside (SIGKILL, 137).
+# Nothing is left running.
 . "$TESTDIR/e2e/lib/common.sh"
 prog=$TARGETS/sleeper
 
