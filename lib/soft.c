@@ -69,12 +69,13 @@ static void soft_thread_end(struct bt_target *t, struct bt_thread *th)
 }
 
 /* Decode the instruction at @pc; an undecodable one steps as "other". */
-static void soft_decode(struct bt_target *t, uint64_t pc, struct bt_insn *insn)
+static void soft_decode(struct bt_target *t, struct bt_thread *th, uint64_t pc,
+			struct bt_insn *insn)
 {
 	uint8_t code[BT_INSN_MAX_LEN];
 	ssize_t n;
 
-	n = bt_target_mem(t, pc, code, sizeof(code));
+	n = bt_thread_mem(t, th, pc, code, sizeof(code));
 	if (n <= 0 || bt_insn_decode(t->dis, code, n, pc, insn) < 0) {
 		memset(insn, 0, sizeof(*insn));
 		insn->addr = pc;
@@ -125,7 +126,7 @@ static int soft_step(struct bt_target *t, struct bt_thread *th, int sig)
 			return ret;
 		st->pc = regs.rip;
 		st->sysno = regs.rax;
-		soft_decode(t, st->pc, &st->insn);
+		soft_decode(t, th, st->pc, &st->insn);
 		st->stepping = 1;
 	}
 	if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, sig) < 0)
@@ -159,7 +160,7 @@ static int soft_enter_handler(struct bt_target *t, struct bt_thread *th,
 	struct soft_thread *st = th->bk;
 	uint64_t from = st->pc;
 
-	if (bt_target_mem(t, regs->rsp + SIGFRAME_RIP_OFFSET, &from,
+	if (bt_thread_mem(t, th, regs->rsp + SIGFRAME_RIP_OFFSET, &from,
 			  sizeof(from)) != sizeof(from))
 		from = st->pc;
 	st->entering = 0;

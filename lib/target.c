@@ -35,13 +35,19 @@
 #include "internal.h"
 #include "target_internal.h"
 
+/*
+ * fork and vfork are always seen: a child we do not follow is let go
+ * without our int3s in its copy of the memory.
+ */
 #define PTRACE_OPTS                                                        \
 	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |   \
-	 PTRACE_O_TRACESYSGOOD)
+	 PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
 
 static int target_stop_all(struct bt_target *t);
 static int flush_traps(struct bt_target *t);
+static pid_t getppid_of(pid_t pid);
 static int break_poke(struct bt_target *t, struct bt_break *b, int insert);
+static int break_write(pid_t tid, uint64_t addr, uint8_t byte, uint8_t *old);
 
 /* Threads */
 
@@ -68,6 +74,19 @@ static struct bt_thread *thread_find_any(const struct bt_target *t, pid_t tid)
 	return th;
 }
 
+static int proc_status(pid_t pid, pid_t tid, const char *key, char *buf,
+		       size_t size);
+
+/* The process of thread @tid: ours, or a child we follow. */
+static pid_t thread_tgid(const struct bt_target *t, pid_t tid)
+{
+	char buf[32];
+
+	if (tid == t->pid || proc_status(tid, 0, "Tgid", buf, sizeof(buf)) < 0)
+		return t->pid;
+	return atoi(buf);
+}
+
 static int thread_add(struct bt_target *t, pid_t tid, int state,
 		      struct bt_thread **out)
 {
@@ -89,6 +108,7 @@ static int thread_add(struct bt_target *t, pid_t tid, int state,
 		return bt_fail(bte_nomem, errno, "thread %d", tid);
 	th->tid = tid;
 	th->state = state;
+	th->tgid = thread_tgid(t, tid);
 	th->ring = bt_ring_alloc(size);
 	if (!th->ring) {
 		free(th);
@@ -120,6 +140,18 @@ static void thread_free(struct bt_thread *th)
 		return;
 	bt_ring_free(th->ring);
 	free(th);
+}
+
+/* Live threads of the process itself (not of followed children). */
+static size_t main_alive(const struct bt_target *t)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i]->state != BT_TH_GONE &&
+		    t->threads[i]->tgid == t->pid)
+			n++;
+	return n;
 }
 
 static size_t threads_alive(const struct bt_target *t)
@@ -261,7 +293,7 @@ static int sig_fate(struct bt_target *t, struct bt_thread *th, int sig,
 	uint64_t bit = 1ull << (sig - 1);
 	uint64_t caught = proc_sigmask(th->tid, 0, "SigCgt");
 	uint64_t ignored = proc_sigmask(th->tid, 0, "SigIgn");
-	uint64_t blocked = proc_sigmask(t->pid, th->tid, "SigBlk");
+	uint64_t blocked = proc_sigmask(th->tid, 0, "SigBlk");
 
 	if (sig_is_fault(sig) && si->si_code > 0 && si->si_code != SI_KERNEL &&
 	    ((ignored | blocked) & bit))
@@ -357,7 +389,7 @@ static int process_exiting(const struct bt_target *t)
 
 	for (i = 0; i < t->nthreads; i++)
 		if (t->threads[i]->state != BT_TH_GONE &&
-		    !t->threads[i]->exiting)
+		    t->threads[i]->tgid == t->pid && !t->threads[i]->exiting)
 			return 0;
 	return 1;
 }
@@ -409,9 +441,12 @@ static int on_exit_event(struct bt_target *t, struct bt_thread *th, int quiet,
 	struct user_regs_struct regs;
 	unsigned long msg = 0;
 
-	ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
 	th->exiting = 1;
 	th->why = BT_TS_EXIT;
+	/* A followed child ends as it would: only our process's end stops. */
+	if (th->tgid != t->pid)
+		return quiet ? 0 : 2;
+	ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
 	if (!t->exit_tid || WIFEXITED(msg))
 		t->exit_msg = msg;
 	if (bt_thread_regs(th, &regs) == 0 &&
@@ -435,13 +470,17 @@ static int on_reaped(struct bt_target *t, pid_t tid, int status,
 
 	if (!th)
 		return 0;
+	if (th->tgid != t->pid) {
+		thread_gone(t, th);
+		return 0;
+	}
 	t->last_wstatus = status;
 	if (tid == t->pid) {
 		t->wstatus = status;
 		t->have_wstatus = 1;
 	}
 	thread_gone(t, th);
-	if (!threads_alive(t))
+	if (!main_alive(t))
 		return t->exit_reported ? (t->gone = 1, 0) :
 					  report_gone(t, tid, stop);
 	if (!process_exiting(t) || t->exit_reported)
@@ -493,6 +532,41 @@ static void on_exec(struct bt_target *t, struct bt_thread *th)
 	}
 }
 
+/*
+ * A child we do not follow: at its first stop, take our int3s out of its
+ * copy of the memory and let it go.  A vfork child shares the memory of
+ * the parent, which it leaves alone until exec or exit: nothing to undo.
+ */
+static void fork_release(struct bt_target *t, pid_t child, int shared)
+{
+	struct bt_thread *th = thread_find(t, child);
+	int status;
+	size_t i;
+
+	if (th) {
+		/* Its first stop came before the parent's event. */
+		thread_gone(t, th);
+		th->tid = -th->tid;
+	} else {
+		while (waitpid(child, &status, __WALL) < 0 && errno == EINTR)
+			;
+	}
+	for (i = 0; i < t->nbreaks && !shared; i++) {
+		const struct bt_break *b = &t->breaks[i];
+		long word;
+
+		if (!b->number || !b->inserted)
+			continue;
+		errno = 0;
+		word = ptrace(PTRACE_PEEKDATA, child, b->addr, 0);
+		if (errno)
+			continue;
+		word = (word & ~0xffL) | b->orig;
+		ptrace(PTRACE_POKEDATA, child, b->addr, word);
+	}
+	ptrace(PTRACE_DETACH, child, 0, 0);
+}
+
 static int on_event(struct bt_target *t, struct bt_thread *th, int event)
 {
 	unsigned long msg = 0;
@@ -503,6 +577,13 @@ static int on_event(struct bt_target *t, struct bt_thread *th, int event)
 	case PTRACE_EVENT_CLONE:
 		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
 		return on_new_thread(t, msg);
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
+		if (t->opts.follow_fork)
+			return on_new_thread(t, msg);
+		fork_release(t, msg, event == PTRACE_EVENT_VFORK);
+		return 0;
 	case PTRACE_EVENT_EXEC:
 		on_exec(t, th);
 		return 0;
@@ -580,6 +661,13 @@ static int on_wait(struct bt_target *t, pid_t tid, int status, int quiet,
 		if (ret < 0)
 			return ret;
 		th->fresh = 1;
+		if (th->tgid != t->pid && !t->opts.follow_fork) {
+			/* A fork child to let go at its parent's event. */
+			th->state = BT_TH_STOPPED;
+			th->fresh = 0;
+			th->parked = 1;
+			return 0;
+		}
 	}
 	return on_stopped(t, th, status, quiet, stop);
 }
@@ -611,7 +699,7 @@ static int thread_resume_plain(struct bt_target *t, struct bt_thread *th)
 
 static int thread_resume(struct bt_target *t, struct bt_thread *th)
 {
-	if (th->state != BT_TH_STOPPED)
+	if (th->state != BT_TH_STOPPED || th->parked)
 		return 0;
 	if (th->why == BT_TS_EXIT) {
 		if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0)
@@ -651,13 +739,16 @@ static int step_over(struct bt_target *t, struct bt_thread *th)
 {
 	struct bt_break *b = break_at(t, th->at_break);
 	struct bt_stop ignored;
-	int sig = th->sig, status, ret;
+	int sig = th->sig, status, ret, child;
 	pid_t who = 0;
 
 	th->at_break = 0;
 	if (!b)
 		return 0;
-	ret = break_poke(t, b, 0);
+	/* A followed child steps over in its own copy of the memory. */
+	child = th->tgid != t->pid;
+	ret = child ? break_write(th->tid, b->addr, b->orig, NULL) :
+		      break_poke(t, b, 0);
 	if (ret < 0)
 		return ret;
 	th->sig = 0;
@@ -673,7 +764,9 @@ static int step_over(struct bt_target *t, struct bt_thread *th)
 		if (ret > 0)
 			ret = on_wait(t, who, status, 1, &ignored);
 	}
-	if (thread_any(t, 1))
+	if (child && th->state == BT_TH_STOPPED)
+		break_write(th->tid, b->addr, 0xcc, NULL);
+	else if (!child && thread_any(t, 1))
 		break_poke(t, b, 1);
 	return ret < 0 ? ret : 0;
 }
@@ -744,7 +837,7 @@ static int flush_traps(struct bt_target *t)
 		struct bt_thread *th = t->threads[i];
 
 		if (th->state != BT_TH_STOPPED || th->why != BT_TS_INTERRUPT ||
-		    !(proc_sigmask(t->pid, th->tid, "SigPnd") &
+		    !(proc_sigmask(th->tid, 0, "SigPnd") &
 		      (1ull << (SIGTRAP - 1))))
 			continue;
 		ret = thread_resume_plain(t, th);
@@ -944,15 +1037,12 @@ static ssize_t mem_read_raw(pid_t tid, uint64_t addr, void *buf, size_t len)
 	return r;
 }
 
-ssize_t bt_target_mem(struct bt_target *t, uint64_t addr, void *buf,
-		      size_t len)
+ssize_t bt_thread_mem(struct bt_target *t, struct bt_thread *th,
+		      uint64_t addr, void *buf, size_t len)
 {
-	struct bt_thread *th = thread_any(t, 0);
 	ssize_t n;
 	size_t i;
 
-	if (!th)
-		return bt_fail(bte_exited, 0, "process %d has exited", t->pid);
 	n = mem_read_raw(th->tid, addr, buf, len);
 	if (n <= 0)
 		return n;
@@ -964,6 +1054,16 @@ ssize_t bt_target_mem(struct bt_target *t, uint64_t addr, void *buf,
 			((uint8_t *)buf)[b->addr - addr] = b->orig;
 	}
 	return n;
+}
+
+ssize_t bt_target_mem(struct bt_target *t, uint64_t addr, void *buf,
+		      size_t len)
+{
+	struct bt_thread *th = thread_any(t, 0);
+
+	if (!th)
+		return bt_fail(bte_exited, 0, "process %d has exited", t->pid);
+	return bt_thread_mem(t, th, addr, buf, len);
 }
 
 ssize_t bt_target_read(struct bt_target *t, uint64_t addr, void *buf,
@@ -978,25 +1078,60 @@ ssize_t bt_target_read(struct bt_target *t, uint64_t addr, void *buf,
 
 /* Breakpoints */
 
+/* Write @byte at @addr of @tid's memory. */
+static int break_write(pid_t tid, uint64_t addr, uint8_t byte, uint8_t *old)
+{
+	long word;
+
+	errno = 0;
+	word = ptrace(PTRACE_PEEKDATA, tid, addr, 0);
+	if (errno)
+		return bt_fail(bte_io, errno, "read 0x%llx",
+			       (unsigned long long)addr);
+	if (old)
+		*old = word & 0xff;
+	word = (word & ~0xffL) | byte;
+	if (ptrace(PTRACE_POKEDATA, tid, addr, word) < 0)
+		return bt_fail(bte_io, errno, "write 0x%llx",
+			       (unsigned long long)addr);
+	return 0;
+}
+
+/*
+ * Followed children got our int3s in their copy of the memory at fork:
+ * write @b's byte (@insert: the int3) there too, through a stopped thread
+ * of each.
+ */
+static void break_children(struct bt_target *t, const struct bt_break *b,
+			   int insert)
+{
+	size_t i;
+
+	for (i = 0; i < t->nthreads; i++) {
+		const struct bt_thread *th = t->threads[i];
+
+		if (th->tgid != t->pid && th->state == BT_TH_STOPPED)
+			break_write(th->tid, b->addr, insert ? 0xcc : b->orig,
+				    NULL);
+	}
+}
+
 /* Put the int3 in (@insert) or the original byte back. */
 static int break_poke(struct bt_target *t, struct bt_break *b, int insert)
 {
 	struct bt_thread *th = thread_any(t, 1);
-	long word;
+	uint8_t orig;
+	int ret;
 
 	if (!th)
 		return bt_fail(bte_exited, 0, "no stopped thread of %d", t->pid);
-	errno = 0;
-	word = ptrace(PTRACE_PEEKDATA, th->tid, b->addr, 0);
-	if (errno)
-		return bt_fail(bte_io, errno, "read 0x%llx",
-			       (unsigned long long)b->addr);
+	ret = break_write(th->tid, b->addr, insert ? 0xcc : b->orig, &orig);
+	if (ret < 0)
+		return ret;
 	if (insert && !b->inserted)
-		b->orig = word & 0xff;
-	word = (word & ~0xffL) | (insert ? 0xcc : b->orig);
-	if (ptrace(PTRACE_POKEDATA, th->tid, b->addr, word) < 0)
-		return bt_fail(bte_io, errno, "write 0x%llx",
-			       (unsigned long long)b->addr);
+		b->orig = orig;
+	if (!insert)
+		break_children(t, b, 0);
 	b->inserted = insert;
 	return 0;
 }
@@ -1461,6 +1596,9 @@ static void reap_dying(struct bt_target *t)
 
 		if (th->state != BT_TH_RUNNING || !th->exiting)
 			continue;
+		/* A leader we also forked is for our caller's waitpid. */
+		if (th->tid == t->pid && getppid_of(t->pid) == getpid())
+			continue;
 		if (waitpid(th->tid, &status, __WALL | WNOHANG) == th->tid &&
 		    (WIFEXITED(status) || WIFSIGNALED(status)))
 			thread_gone(t, th);
@@ -1506,8 +1644,8 @@ static int detach_all(struct bt_target *t)
 		    errno != ESRCH && !ret)
 			ret = bt_fail(bte_ptrace, errno, "ptrace(DETACH, %d)",
 				      th->tid);
-		th->sig = 0;
-		th->state = BT_TH_RUNNING;
+		/* Not ours any more: never to be waited for (its parent's). */
+		thread_gone(t, th);
 	}
 	t->traced = 0;
 	return ret;
@@ -1755,6 +1893,10 @@ int bt_target_kill(struct bt_target *t)
 	if (t->gone || (!t->traced && !t->launched))
 		return 0;
 	kill(t->pid, SIGKILL);
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i]->tgid != t->pid &&
+		    t->threads[i]->state != BT_TH_GONE)
+			kill(t->threads[i]->tgid, SIGKILL);
 	/* A thread in some ptrace-stops (exec) only dies once resumed. */
 	for (i = 0; i < t->nthreads; i++)
 		if (t->threads[i]->state == BT_TH_STOPPED)

@@ -36,6 +36,7 @@ enum bt_thread_stop {
 
 struct bt_thread {
 	pid_t tid;
+	pid_t tgid;		/* its process: the target's, or a followed child */
 	int state;		/* enum bt_thread_state */
 	int why;		/* enum bt_thread_stop, while stopped */
 	int event;		/* PTRACE_EVENT_* of the last event stop */
@@ -51,6 +52,7 @@ struct bt_thread {
 	int group_sig;		/* BT_TS_GROUP: the stop signal */
 	int interrupting;	/* PTRACE_INTERRUPT sent, its stop not seen */
 	int fresh;		/* new thread: its first stop not seen yet */
+	int parked;		/* a fork child not followed, until let go */
 	int exiting;		/* passed PTRACE_EVENT_EXIT: dying */
 	uint64_t at_break;	/* stopped by this breakpoint: step over it */
 	struct bt_ring *ring;
@@ -105,6 +107,10 @@ int bt_thread_pc(struct bt_thread *th, uint64_t *pc);
  */
 ssize_t bt_target_mem(struct bt_target *t, uint64_t addr, void *buf,
 		      size_t len);
+
+/* The same through thread @th: its own process's memory (followed forks). */
+ssize_t bt_thread_mem(struct bt_target *t, struct bt_thread *th,
+		      uint64_t addr, void *buf, size_t len);
 
 /* Append one branch record to @th's ring; counts it in the stats. */
 int bt_thread_record(struct bt_target *t, struct bt_thread *th,

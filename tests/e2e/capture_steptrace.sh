@@ -42,6 +42,12 @@ grep -q " sysret [0-9]* 4$" "$tmp/sighandler.cap" ||
 # a blocked signal delivered by sigprocmask; exits 5 when all handlers ran.
 check cap_sigsync "exit tid=[0-9]* sig=0 status=5" 0x500
 
+# execve: the trace goes on into the new program (it exits 4), the exec a
+# branch from the syscall instruction to the new first instruction.
+check cap_exec "exit tid=[0-9]* sig=0 status=4" 0x400
+grep -q " sysret [0-9]* 0$" "$tmp/cap_exec.cap" ||
+	{ echo "FAIL cap_exec: no branch across execve"; fail=1; }
+
 # Asynchronous ones cannot be compared run to run: timer signals in a busy
 # loop and in nanosleep, SIGCHLD of a fork, a thread.  The program must
 # end as it does untraced (7).
@@ -50,6 +56,20 @@ check cap_sigsync "exit tid=[0-9]* sig=0 status=5" 0x500
 grep -q "^stop exit tid=[0-9]* sig=0 status=$want " "$tmp/sig.cap" &&
 	grep -qx "wstatus 0x${want}00" "$tmp/sig.cap" ||
 	{ echo "FAIL cap_signals: want exit $want, got $(grep -E '^(stop|wstatus)' "$tmp/sig.cap")"; fail=1; }
+
+# fork with a breakpoint in the code the child runs: a child not followed
+# gets the memory without our int3 (it would die of SIGTRAP: exit 105);
+# followed (-f), the child stops at it and both go on.
+work=$(nm "$TARGETS/cap_fork" | awk '$3 == "child_work" { print "0x" $1 }')
+"$TOOLS/captrace" -b "$work" -c 2 -- "$TARGETS/cap_fork" >"$tmp/fork.cap"
+grep -q "^stop exit tid=[0-9]* sig=0 status=6 " "$tmp/fork.cap" ||
+	{ echo "FAIL cap_fork: $(grep '^stop' "$tmp/fork.cap")"; fail=1; }
+"$TOOLS/captrace" -f -b "$work" -c 2 -- "$TARGETS/cap_fork" >"$tmp/forkf.cap"
+if [ "$(grep -c '^stop' "$tmp/forkf.cap")" != 2 ] ||
+   ! grep -q "^stop break tid=[0-9]* .* pc=$(printf '0x%x' "$work") " "$tmp/forkf.cap" ||
+   ! grep -q "^stop exit tid=[0-9]* sig=0 status=6 " "$tmp/forkf.cap"; then
+	echo "FAIL cap_fork -f:"; grep '^stop' "$tmp/forkf.cap"; fail=1
+fi
 
 # A thread crashes while another spins and main waits: the stop is the
 # crashing thread's, its last branch the call into crash_here.

@@ -4,7 +4,7 @@
  * single-step software backend, runs it to its first stop, prints the stop
  * and every branch record of every thread, then finishes it.
  *
- *	captrace [-b BREAK_ADDR] [-c COUNT] -- PROGRAM [ARGS...]
+ *	captrace [-f] [-b BREAK_ADDR] [-c COUNT] -- PROGRAM [ARGS...]
  *
  * Output, one item per line:
  *	stop REASON tid=T sig=S status=X pc=0x.. addr=0x..
@@ -13,7 +13,7 @@
  *	stats instructions=I branches=B stops=S
  *	wstatus 0xW
  * -b sets a breakpoint before running; -c runs through COUNT stops (the
- * records are printed after the last).
+ * records are printed after the last); -f follows forks.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -62,8 +62,10 @@ int main(int argc, char **argv)
 	pid_t tids[256];
 	size_t n, k;
 
-	while ((opt = getopt(argc, argv, "+b:c:")) != -1) {
-		if (opt == 'b')
+	while ((opt = getopt(argc, argv, "+b:c:f")) != -1) {
+		if (opt == 'f')
+			o.follow_fork = 1;
+		else if (opt == 'b')
 			brk = strtoull(optarg, NULL, 0);
 		else if (opt == 'c')
 			count = atoi(optarg);

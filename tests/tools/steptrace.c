@@ -8,7 +8,8 @@
  * main thread executes, from its first instruction after execve, one per
  * line as "0xPC LEN" (LEN: the instruction's length in bytes, decoded here
  * with capstone directly).  Other threads run untraced at full speed
- * (no PTRACE_O_TRACECLONE).  Signals are passed through as they come.
+ * (no PTRACE_O_TRACECLONE).  Signals are passed through as they come;
+ * an execve goes on into the new program.
  * Nothing of the btrace library is used, on purpose: this is what the
  * library's recorders are checked against.
  *
@@ -72,6 +73,11 @@ static int trace(pid_t pid, FILE *out, unsigned long max)
 			break;
 		}
 		sig = WSTOPSIG(status);
+		if (status >> 16) {
+			/* An event stop (exec): no instruction ran. */
+			sig = 0;
+			goto resume;
+		}
 		if (sig == SIGTRAP) {
 			siginfo_t si;
 
@@ -88,6 +94,8 @@ static int trace(pid_t pid, FILE *out, unsigned long max)
 			    si.si_code == TRAP_BRKPT || si.si_code == SIGTRAP)
 				sig = 0;
 		}
+		if (first)
+			ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACEEXEC);
 		first = 0;
 		if (sig == 0 && (!max || steps < max)) {
 			ptrace(PTRACE_GETREGS, pid, 0, &regs);
@@ -95,6 +103,7 @@ static int trace(pid_t pid, FILE *out, unsigned long max)
 				insn_len(cs, pid, regs.rip));
 			steps++;
 		}
+resume:
 		if (ptrace(PTRACE_SINGLESTEP, pid, 0, sig) < 0)
 			return -1;
 	}
