@@ -15,6 +15,7 @@ static int cmd_version(int argc, char **argv);
 static const struct cmd_entry commands[] = {
 	{ "help", cmd_help, "show this help" },
 	{ "run", cmd_run, "run a program and show its last branches when it stops" },
+	{ "attach", cmd_attach, "trace a running process, then open a session" },
 	{ "version", cmd_version, "print the version" },
 	{ "doctor", cmd_doctor, "what can trace on this machine, and why not" },
 	{ "show", cmd_show, "show the branches saved in a trace file" },

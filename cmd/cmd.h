@@ -24,5 +24,6 @@ int cmd_decode(int argc, char **argv);
 #define EXIT_FAIL 1
 
 int cmd_run(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 
 #endif /* BTRACE_CMD_H */
