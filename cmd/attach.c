@@ -21,6 +21,7 @@ struct attach_args {
 	const char *ex[ATTACH_MAX_EX];
 	const char *breaks[ATTACH_MAX_EX];
 	pid_t pid;
+	char save_cmd[4096];	/* --save FILE: a "save FILE" command */
 };
 
 static void attach_usage(FILE *f)
@@ -36,7 +37,8 @@ static void attach_usage(FILE *f)
 		"  --last N           branches shown at a stop (default %d)\n"
 		"  -b, --break SPEC   stop at SYMBOL, ADDR or FILE:LINE\n"
 		"  -ex, --ex CMD      run session command CMD first (repeatable)\n"
-		"  --batch            exit after the -ex commands (detaching)\n",
+		"  --batch            exit after the -ex commands (detaching)\n"
+		"  --save FILE        at the first stop, save the trace to FILE\n",
 		BT_SESSION_LAST_DEFAULT);
 }
 
@@ -107,6 +109,9 @@ static int parse_option(struct attach_args *a, int argc, char **argv, int *i)
 	} else if ((v = opt_value(argc, argv, i, "-b")) ||
 		   (v = opt_value(argc, argv, i, "--break"))) {
 		return push(a->breaks, &a->sopts.nbreaks, v);
+	} else if ((v = opt_value(argc, argv, i, "--save"))) {
+		snprintf(a->save_cmd, sizeof(a->save_cmd), "save %s", v);
+		return push(a->ex, &a->sopts.nex, a->save_cmd);
 	} else if (!strcmp(argv[*i], "--batch")) {
 		a->sopts.batch = 1;
 	} else {
