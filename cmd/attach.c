@@ -42,7 +42,7 @@ static void attach_usage(FILE *f)
 		"  --batch            exit after the -ex commands (detaching)\n"
 		"  --save FILE        at the first stop, save the trace to FILE\n"
 		"  --soft-mode fast|step, --only GLOB, --exclude GLOB,\n"
-		"  --from SYMBOL, --until SYMBOL   as for btrace run\n",
+		"  --from SYMBOL, --until SYMBOL, --follow-fork   as for btrace run\n",
 		BT_SESSION_LAST_DEFAULT);
 }
 
@@ -96,6 +96,10 @@ static int trace_option(struct attach_args *a, int argc, char **argv, int *i,
 	};
 	size_t k;
 
+	if (!strcmp(argv[*i], "--follow-fork")) {
+		*v = "";
+		return run_trace_option(&a->trace, OPT_FOLLOW_FORK, NULL) == 0;
+	}
 	for (k = 0; k < BT_ARRAY_SIZE(opts); k++) {
 		*v = opt_value(argc, argv, i, opts[k].name);
 		if (!*v)

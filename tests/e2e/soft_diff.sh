@@ -34,5 +34,13 @@ for prog in "$TARGETS"/*; do
 		fails=$((fails + 1))
 	fi
 done
+# Following the forked child (--follow-fork): the parent's history holds.
+if out=$(timeout 120 "$SOFTDIFF" -k -- "$TARGETS/fast_mix" </dev/null 2>&1); then
+	echo "ok   fast_mix --follow-fork"
+else
+	echo "FAIL fast_mix --follow-fork"
+	echo "$out" | sed 's/^/     /'
+	fails=$((fails + 1))
+fi
 [ $n -gt 0 ] || { echo "no targets in $TARGETS"; exit 1; }
 [ $fails = 0 ]
