@@ -481,8 +481,7 @@ static int on_reaped(struct bt_target *t, pid_t tid, int status,
 	}
 	thread_gone(t, th);
 	if (!main_alive(t))
-		return t->exit_reported ? (t->gone = 1, 0) :
-					  report_gone(t, tid, stop);
+		return report_gone(t, tid, stop);
 	if (!process_exiting(t) || t->exit_reported)
 		return 0;
 	for (i = 0; i < t->nthreads; i++)
@@ -980,9 +979,13 @@ int bt_target_cont(struct bt_target *t, struct bt_stop *stop)
 		if (ret < 0)
 			return ret;
 	}
-	/* One Ctrl-C may come both ways (btrace's and the program's SIGINT). */
-	if (stop->reason == BT_STOP_INTERRUPT)
-		t->interrupt = 0;
+	/*
+	 * An interrupt asked for while this call ran is answered by the stop
+	 * it returns, whatever its reason: latched, it would make the next
+	 * call stop at once.  One Ctrl-C also comes both ways (btrace's and
+	 * the program's SIGINT); this answers both.
+	 */
+	t->interrupt = 0;
 	if (stop->reason == BT_STOP_INTERRUPT && !stop->signal) {
 		th = thread_main(t);
 		if (th)
