@@ -51,6 +51,8 @@ static void child_start(struct child *c, const char *rounds)
 	c->pid = fork();
 	assert_true(c->pid >= 0);
 	if (c->pid == 0) {
+		/* As from a terminal: a background shell ignores SIGINT. */
+		signal(SIGINT, SIG_DFL);
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		close(in[1]);
