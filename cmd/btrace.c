@@ -15,9 +15,11 @@ static int cmd_version(int argc, char **argv);
 static const struct cmd_entry commands[] = {
 	{ "help", cmd_help, "show this help" },
 	{ "run", cmd_run, "run a program and show its last branches when it stops" },
+	{ "attach", cmd_attach, "trace a running process, then open a session" },
 	{ "version", cmd_version, "print the version" },
 	{ "doctor", cmd_doctor, "what can trace on this machine, and why not" },
 	{ "show", cmd_show, "show the branches saved in a trace file" },
+	{ "handoff", cmd_handoff, "trace a debugger's stopped process to its next stop (gdb plugin)" },
 	{ "decode", cmd_decode, "decode raw PT or BTS streams offline" },
 };
 

@@ -18,11 +18,13 @@ struct cmd_entry {
 /* Exit statuses: 2 for usage errors, 1 for the rest. */
 int cmd_doctor(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_handoff(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 1
 
 int cmd_run(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 
 #endif /* BTRACE_CMD_H */

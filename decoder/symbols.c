@@ -360,3 +360,81 @@ char *bt_sym_format(const struct bt_sym *sym, uint64_t addr, char *buf,
 		snprintf(buf, size, "%s", sym->name);
 	return buf;
 }
+
+struct sym_iter {
+	bt_symtab_fn fn;
+	void *ctx;
+	int ret;
+};
+
+static int iter_module(Dwfl_Module *mod, void **userdata, const char *name,
+		       Dwarf_Addr start, void *arg)
+{
+	struct sym_iter *it = arg;
+	int i, n = dwfl_module_getsymtab(mod);
+	GElf_Addr addr;
+	GElf_Sym sym;
+	const char *sname;
+
+	for (i = 1; i < n; i++) {
+		sname = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL,
+						NULL);
+		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		it->ret = it->fn(sname, addr, it->ctx);
+		if (it->ret)
+			return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+int bt_symtab_foreach(struct bt_symtab *symtab, bt_symtab_fn fn, void *ctx)
+{
+	struct sym_iter it = { fn, ctx, 0 };
+
+	if (!symtab || !fn)
+		return bt_fail(bte_invalid, 0, "bt_symtab_foreach(NULL)");
+	dwfl_getmodules(symtab->dwfl, iter_module, &it, 0);
+	return it.ret;
+}
+
+struct line_search {
+	const char *file;
+	int line;
+	uint64_t addr;
+};
+
+static int line_module(Dwfl_Module *mod, void **userdata, const char *name,
+		       Dwarf_Addr start, void *arg)
+{
+	struct line_search *ls = arg;
+	Dwfl_Line **lines = NULL;
+	Dwarf_Addr addr;
+	size_t i, n = 0;
+	int lineno;
+
+	if (dwfl_module_getsrc_file(mod, ls->file, ls->line, 0, &lines, &n))
+		return DWARF_CB_OK;
+	for (i = 0; i < n; i++) {
+		/* Only the line asked for, not the next one with code. */
+		if (!dwfl_lineinfo(lines[i], &addr, &lineno, NULL, NULL, NULL) ||
+		    lineno != ls->line)
+			continue;
+		if (!ls->addr || addr < ls->addr)
+			ls->addr = addr;
+	}
+	free(lines);
+	return DWARF_CB_OK;
+}
+
+uint64_t bt_symtab_line_addr(struct bt_symtab *symtab, const char *file,
+			     int line)
+{
+	struct line_search ls = { file, line, 0 };
+
+	if (!symtab || !file || line <= 0)
+		return 0;
+	dwfl_getmodules(symtab->dwfl, line_module, &ls, 0);
+	return ls.addr;
+}

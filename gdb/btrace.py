@@ -19,7 +19,7 @@ of dicts, oldest first; btrace.stop() the stop as a dict.
 
 How gdb and btrace share the inferior is described in docs/gdb.md: with the
 software backend, `btrace continue` hands the stopped inferior over to
-`btrace attach --handoff`, which traces it until the next stop, saves the
+`btrace handoff`, which traces it until the next stop, saves the
 trace, and hands it back stopped, so that gdb re-attaches and sees the stop
 as if it had continued the program itself.
 """
@@ -324,7 +324,7 @@ def _proc_state(pid):
 
 
 def _parse_handoff(text):
-    """The 'btrace-stop: key=value ...' line of btrace attach --handoff."""
+    """The 'btrace-stop: key=value ...' line of btrace handoff."""
     for line in text.splitlines():
         if line.startswith("btrace-stop:"):
             return dict(kv.split("=", 1) for kv in line.split()[1:]
@@ -408,7 +408,7 @@ def _continue(args):
     pc = int(gdb.parse_and_eval("$pc"))
     bps = _breakpoint_addrs(pc)
     path = _handoff_path()
-    cmd = ["attach", "--handoff", "--save", path]
+    cmd = ["handoff", "--save", path]
     if args.backend:
         cmd += ["--backend", args.backend]
     for addr in sorted(bps):

@@ -60,4 +60,20 @@ uint64_t bt_symtab_addr(struct bt_symtab *symtab, const char *name);
 char *bt_sym_format(const struct bt_sym *sym, uint64_t addr, char *buf,
 		    size_t size);
 
+/*
+ * Call @fn for every function symbol of every module (no order; a name may
+ * come more than once) until it returns non-zero, which is returned.  The
+ * name lives as long as @symtab.  Returns 0 after the last symbol.
+ */
+typedef int (*bt_symtab_fn)(const char *name, uint64_t addr, void *ctx);
+int bt_symtab_foreach(struct bt_symtab *symtab, bt_symtab_fn fn, void *ctx);
+
+/*
+ * The lowest address of code generated for @file:@line, or 0 if none.
+ * @file matches a source file by its full path, or by its basename when
+ * @file has no '/' ("main.c").
+ */
+uint64_t bt_symtab_line_addr(struct bt_symtab *symtab, const char *file,
+			     int line);
+
 #endif /* BTRACE_SYMBOLS_H */

@@ -118,8 +118,9 @@ int bt_target_cont(struct bt_target *target, struct bt_stop *stop);
  * Async-signal-safe.  Called in the thread that runs bt_target_cont() (a
  * signal handler: Ctrl-C), it also wakes a wait on threads that run free
  * or sleep in a syscall; called from another thread, the request is seen
- * at the next ptrace stop of any traced thread.  A request made while a
- * call returns for another reason is answered by that stop.
+ * at the next ptrace stop of any traced thread.  Any stop that call returns
+ * answers the request; one made between calls makes the next call return
+ * BT_STOP_INTERRUPT at once.
  */
 void bt_target_interrupt(struct bt_target *target);
 

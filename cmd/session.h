@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_CMD_SESSION_H
+#define BTRACE_CMD_SESSION_H
+
+#include <stddef.h>
+
+#include "btrace/target.h"
+
+/*
+ * The interactive session over a traced process: `btrace attach` and
+ * `btrace run -i`.  Commands come from one table (see session.c):
+ * last, insn, calls, threads, thread, continue, break, delete, info,
+ * detach, kill, quit, help.  On a terminal they are read with readline
+ * (history in ~/.btrace_history, completion of commands and symbols);
+ * otherwise from stdin, one a line.
+ *
+ * Safety: from bt_session_signals() on, SIGINT, SIGTERM and SIGHUP never
+ * kill btrace outright.  During a `continue` (and the first trace) SIGINT
+ * stops the target; at an interactive prompt it discards the line; anywhere
+ * else it, like SIGTERM and SIGHUP, ends the session, which then detaches
+ * from (or kills, if launched) the target before btrace exits.
+ */
+
+struct bt_session_opts {
+	const char *const *ex;	/* commands to run first (-ex), in order */
+	size_t nex;
+	const char *const *breaks; /* breakpoints set before the first trace */
+	size_t nbreaks;
+	int batch;		/* exit after the -ex commands */
+	int cont_first;		/* trace until the first stop before commands */
+	int attached;		/* quit detaches (attached) or kills (launched) */
+	size_t last;		/* branches shown at a stop; 0: the default */
+};
+
+#define BT_SESSION_LAST_DEFAULT 16
+
+/*
+ * Install the session's SIGINT/SIGTERM/SIGHUP handlers and ignore SIGPIPE.
+ * Call before attaching or launching, so that no signal can end btrace
+ * between the attach and the session.
+ */
+void bt_session_signals(void);
+
+/* Non-zero once SIGTERM, SIGHUP (or SIGINT outside a trace) asked to quit. */
+int bt_session_quit_requested(void);
+
+/*
+ * Run the session over @target (stopped), then detach, kill or leave it as
+ * the commands said, and free it.  Returns the exit status for btrace:
+ * 0, or 1 if tracing failed or, without a terminal, a command failed.
+ */
+int bt_session_main(struct bt_target *target,
+		    const struct bt_session_opts *opts);
+
+#endif /* BTRACE_CMD_SESSION_H */
