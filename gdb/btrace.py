@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import types
 
 import gdb
@@ -384,6 +385,18 @@ def _restore_sigstop(event=None):
     gdb.events.stop.disconnect(_restore_sigstop)
 
 
+def _reap(pid):
+    """gdb started the program, so its exit leaves a zombie child of gdb
+    that gdb, detached, no longer waits for."""
+    for _ in range(50):
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.02)
+
+
 def _select_thread(inf, tid):
     for th in inf.threads():
         if th.ptid[1] == tid:
@@ -445,6 +458,7 @@ def _report_handoff(inf, pid, info, bps, alive):
     reason = info.get("reason")
     tid = int(info.get("tid", pid))
     if reason == "exit" or not alive:
+        _reap(pid)
         gdb.write("btrace: process %d exited with status %s; the trace "
                   "is kept: btrace last, btrace calls\n"
                   % (pid, info.get("status", "?")))
