@@ -157,6 +157,77 @@ static int disasm_one(struct bt_disasm *dis, const uint8_t *code, size_t len,
 	return 0;
 }
 
+/*
+ * The length of a VEX (C4, C5) or EVEX (62) encoded instruction, or 0 for
+ * any other encoding.  In 64-bit mode those bytes always start VEX/EVEX
+ * (LES, LDS and BOUND are gone), and no such instruction transfers control,
+ * so the length is all a tracer needs.  capstone 4 cannot decode many of
+ * them (kmovd, AVX-512 compares into mask registers), and glibc's string
+ * functions are full of them on CPUs with AVX-512.
+ *
+ * After the prefix: opcode, ModRM (all but vzeroupper/vzeroall), SIB and
+ * displacement as ModRM says, and an imm8 for map 0F3A and for the few 0F
+ * opcodes that take one.
+ */
+static size_t vex_length(const uint8_t *code, size_t len)
+{
+	size_t i = 0, n;
+	unsigned int map, op, modrm, mod, rm;
+	int imm;
+
+	while (i < len && i < 4 &&
+	       (code[i] == 0x66 || code[i] == 0x67 || code[i] == 0xf2 ||
+		code[i] == 0xf3 || code[i] == 0x2e || code[i] == 0x36 ||
+		code[i] == 0x3e || code[i] == 0x26 || code[i] == 0x64 ||
+		code[i] == 0x65))
+		i++;
+	if (i + 2 >= len)
+		return 0;
+	switch (code[i]) {
+	case 0xc5:
+		map = 1;
+		n = i + 2;
+		break;
+	case 0xc4:
+		map = code[i + 1] & 0x1f;
+		n = i + 3;
+		break;
+	case 0x62:
+		map = code[i + 1] & 0x7;
+		n = i + 4;
+		break;
+	default:
+		return 0;
+	}
+	if (n >= len)
+		return 0;
+	op = code[n++];
+	if (map == 1 && op == 0x77)	/* vzeroupper, vzeroall */
+		return n;
+	if (n >= len)
+		return 0;
+	modrm = code[n++];
+	mod = modrm >> 6;
+	rm = modrm & 7;
+	if (mod != 3 && rm == 4) {
+		if (n >= len)
+			return 0;
+		if (mod == 0 && (code[n] & 7) == 5)
+			n += 4;
+		n++;
+	} else if (mod == 0 && rm == 5) {
+		n += 4;		/* rip-relative */
+	}
+	if (mod == 1)
+		n += 1;
+	else if (mod == 2)
+		n += 4;
+	imm = map == 3 || (map == 1 && ((op >= 0x70 && op <= 0x73) ||
+					(op >= 0xc2 && op <= 0xc6)));
+	n += imm;
+	return n <= len && n <= BT_INSN_MAX_LEN ? n : 0;
+}
+
 int bt_insn_decode(struct bt_disasm *dis, const uint8_t *code, size_t len,
 		   uint64_t addr, struct bt_insn *insn)
 {
@@ -165,11 +236,14 @@ int bt_insn_decode(struct bt_disasm *dis, const uint8_t *code, size_t len,
 
 	if (!dis || !code || !insn)
 		return bt_fail(bte_invalid, 0, "bt_insn_decode(NULL)");
+	memset(insn, 0, sizeof(*insn));
+	insn->addr = addr;
+	insn->len = vex_length(code, len);
+	if (insn->len)
+		return 0;
 	ret = disasm_one(dis, code, len, addr);
 	if (ret < 0)
 		return ret;
-	memset(insn, 0, sizeof(*insn));
-	insn->addr = addr;
 	insn->len = dis->insn->size;
 	insn->iclass = insn_classify(dis->insn, &insn->target);
 	x = &dis->insn->detail->x86;

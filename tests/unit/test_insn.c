@@ -166,6 +166,52 @@ static int __attribute__((noinline)) caller(int x)
 	return callee(x) * 2;
 }
 
+/*
+ * VEX and EVEX instructions (AVX-512 compares into mask registers, kmov:
+ * glibc's string functions on CPUs with AVX-512), many of which capstone 4
+ * cannot decode.  Encodings and lengths from GNU as and objdump.
+ */
+static void decode_vex_evex(void **state)
+{
+	static const struct {
+		uint8_t bytes[16];
+		uint8_t len;
+	} cases[] = {
+		{ { 0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x07, 0x00 }, 7 },
+		{ { 0xc5, 0xfb, 0x93, 0xc0 }, 4 },
+		{ { 0xc5, 0xf8, 0x77 }, 3 },
+		{ { 0xc4, 0xe1, 0xfb, 0x93, 0xc1 }, 5 },
+		{ { 0x62, 0xf3, 0x6d, 0x48, 0x25, 0x5c, 0x9c, 0x01, 0xde }, 9 },
+		{ { 0x62, 0xf3, 0x75, 0x48, 0x3e, 0x15, 0, 0, 0, 0, 0x04 }, 11 },
+		{ { 0xc5, 0xfd, 0x70, 0xd1, 0x1b }, 5 },
+		{ { 0x62, 0xe1, 0xfe, 0x48, 0x7f, 0x4f, 0xfc }, 7 },
+		{ { 0xc4, 0xe2, 0xe0, 0xf2, 0xc8 }, 5 },
+		{ { 0xc4, 0xe3, 0xfb, 0xf0, 0xd8, 0x03 }, 6 },
+	};
+	struct bt_disasm *dis;
+	struct bt_insn insn;
+	size_t i;
+
+	assert_int_equal(bt_disasm_alloc(&dis), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* Followed by a taken-looking jmp: it must not be read. */
+		uint8_t code[32];
+
+		memset(code, 0xeb, sizeof(code));
+		memcpy(code, cases[i].bytes, cases[i].len);
+		assert_int_equal(bt_insn_decode(dis, code, sizeof(code),
+						0x1000, &insn), 0);
+		assert_int_equal(insn.len, cases[i].len);
+		assert_int_equal(insn.iclass, BT_INSN_OTHER);
+		/* Cut short: not an instruction, never a wrong length. */
+		assert_int_not_equal(bt_insn_decode(dis, code, cases[i].len - 1,
+						    0x1000, &insn) == 0 &&
+					     insn.len == cases[i].len,
+				     1);
+	}
+	bt_disasm_free(dis);
+}
+
 static void decode_own_code(void **state)
 {
 	const uint8_t *code = (const uint8_t *)caller;
@@ -201,6 +247,7 @@ int main(void)
 		cmocka_unit_test(format),
 		cmocka_unit_test(branch_kind),
 		cmocka_unit_test(decode_own_code),
+		cmocka_unit_test(decode_vex_evex),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
