@@ -11,10 +11,30 @@ place: that is one instruction, not a branch.
 
 Prints the first difference and exits 1, or prints a summary and exits 0.
 """
+import re
+import subprocess
 import sys
 
 
-def derive(path):
+def objdump_lengths(exe):
+    """Instruction lengths from GNU objdump, independent of capstone (which
+    steptrace uses, and which cannot decode some VEX/EVEX instructions)."""
+    out = subprocess.run(["objdump", "-d", "-w", exe], capture_output=True,
+                         text=True).stdout
+    lens, prev = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^\s*([0-9a-f]+):\t", line)
+        if not m:
+            prev = None
+            continue
+        addr = int(m.group(1), 16)
+        if prev is not None and 0 < addr - prev <= 15:
+            lens[prev] = addr - prev
+        prev = addr
+    return lens
+
+
+def derive(path, lens):
     pcs = []
     fate = None
     with open(path) as f:
@@ -23,7 +43,8 @@ def derive(path):
             if w[0] in ("exit", "signal"):
                 fate = line.strip()
                 continue
-            pcs.append((int(w[0], 16), int(w[1])))
+            pc = int(w[0], 16)
+            pcs.append((pc, lens.get(pc, int(w[1]))))
     branches = []
     n = 0
     for i in range(len(pcs) - 1):
@@ -72,7 +93,8 @@ def agree(t, r):
 
 
 def main():
-    truth, steps, fate = derive(sys.argv[1])
+    lens = objdump_lengths(sys.argv[3]) if len(sys.argv) > 3 else {}
+    truth, steps, fate = derive(sys.argv[1], lens)
     recs, stop = records(sys.argv[2])
     if not truth or not recs:
         print("nothing to compare: %d derived, %d recorded" %

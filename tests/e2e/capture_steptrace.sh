@@ -9,10 +9,15 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
+# Both tracers must see the same execution: glibc's string functions branch
+# on where the environment strings lie, so the same environment (no $_
+# naming each tool) and no address-space randomization.
+same="env -i PATH=/usr/bin:/bin setarch -R"
+
 check() {	# target, expected stop line prefix, expected wstatus
 	local t=$1 stop=$2 ws=$3
-	"$TOOLS/steptrace" -o "$tmp/$t.step" -- "$TARGETS/$t" &
-	"$TOOLS/captrace" -- "$TARGETS/$t" >"$tmp/$t.cap" || {
+	$same "$TOOLS/steptrace" -o "$tmp/$t.step" -- "$TARGETS/$t" &
+	$same "$TOOLS/captrace" -- "$TARGETS/$t" >"$tmp/$t.cap" || {
 		echo "FAIL $t: captrace failed"; fail=1; wait; return; }
 	wait
 	if ! grep -q "^stop $stop\( \|$\)" "$tmp/$t.cap"; then
@@ -23,7 +28,7 @@ check() {	# target, expected stop line prefix, expected wstatus
 		echo "FAIL $t: expected wstatus $ws, got: $(grep '^wstatus' "$tmp/$t.cap")"
 		fail=1
 	fi
-	if ! python3 "$TESTDIR/e2e/capture_steptrace.py" "$tmp/$t.step" "$tmp/$t.cap"; then
+	if ! python3 "$TESTDIR/e2e/capture_steptrace.py" "$tmp/$t.step" "$tmp/$t.cap" "$TARGETS/$t"; then
 		echo "FAIL $t: records differ from steptrace"
 		fail=1
 	fi
