@@ -980,9 +980,13 @@ int bt_target_cont(struct bt_target *t, struct bt_stop *stop)
 		if (ret < 0)
 			return ret;
 	}
-	/* One Ctrl-C may come both ways (btrace's and the program's SIGINT). */
-	if (stop->reason == BT_STOP_INTERRUPT)
-		t->interrupt = 0;
+	/*
+	 * An interrupt asked for while this call ran is answered by the stop
+	 * it returns, whatever its reason: latched, it would make the next
+	 * call stop at once.  One Ctrl-C also comes both ways (btrace's and
+	 * the program's SIGINT); this answers both.
+	 */
+	t->interrupt = 0;
 	if (stop->reason == BT_STOP_INTERRUPT && !stop->signal) {
 		th = thread_main(t);
 		if (th)
@@ -1494,19 +1498,62 @@ static int attach_check(pid_t pid)
 	return 0;
 }
 
+/*
+ * Seize a thread other than the leader.  EPERM has two innocent causes
+ * here.  The thread may be ours already: a seized thread that was inside
+ * clone() had its child attached to us by PTRACE_O_TRACECLONE, and /proc
+ * can list the child before its clone event reaches us.  Or the thread is
+ * exiting: the kernel refuses those with EPERM while /proc still lists
+ * them.  Returns 1 if seized now, 2 if already ours, 0 if gone, or -1
+ * with errno for a real refusal.
+ */
+static int seize_other(const struct bt_target *t, pid_t tid)
+{
+	char buf[32];
+	int tries;
+
+	for (tries = 0; tries < 200; tries++) {
+		if (ptrace(PTRACE_SEIZE, tid, 0, PTRACE_OPTS) == 0)
+			return 1;
+		if (errno == ESRCH)
+			return 0;
+		if (errno != EPERM)
+			return -1;
+		if (proc_status(t->pid, tid, "TracerPid", buf, sizeof(buf)) < 0)
+			return 0;
+		if (atoi(buf) == t->tracer)
+			return 2;
+		/* Refused where the leader was not: exiting. */
+		if (thread_find(t, t->pid))
+			return 0;
+		usleep(1000);
+	}
+	errno = EPERM;
+	return -1;
+}
+
 /* Seize one thread and ask it to stop. 1 if seized, 0 if gone. */
 static int attach_thread(struct bt_target *t, pid_t tid)
 {
 	struct bt_thread *th;
 	int ret;
 
-	if (ptrace(PTRACE_SEIZE, tid, 0, PTRACE_OPTS) < 0) {
-		if (errno == ESRCH && tid != t->pid)
+	if (tid != t->pid) {
+		ret = seize_other(t, tid);
+		if (ret == 0)
 			return 0;
-		/* A thread already exiting (exit_state set) refuses with
-		 * EPERM when its leader did not: it is gone for us. */
-		if (errno == EPERM && tid != t->pid && thread_find(t, t->pid))
-			return 0;
+		if (ret == 2) {
+			/* Attached at clone: its first stop is on its way. */
+			ret = thread_add(t, tid, BT_TH_RUNNING, &th);
+			if (ret < 0)
+				return ret;
+			th->fresh = 1;
+			return 1;
+		}
+	} else {
+		ret = ptrace(PTRACE_SEIZE, tid, 0, PTRACE_OPTS);
+	}
+	if (ret < 0) {
 		if (errno == EPERM)
 			return attach_perm(t->pid, errno);
 		if (errno == ESRCH)

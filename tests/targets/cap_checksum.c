@@ -2,8 +2,10 @@
 /*
  * A long computation for attach/detach tests: N rounds of a checksum in
  * two threads, then it waits for its standard input to close and prints
- * the checksum and how many SIGUSR1 it got.  It says "ready" first, once
- * its SIGUSR1 handler is in place.  A traced run must print
+ * the checksum and how many SIGRTMIN it got.  It says "ready" first, once
+ * its handler is in place.  A real-time signal queues every instance (two
+ * SIGUSR1 pending at once would merge into one), so each one sent must be
+ * counted: a difference is a signal lost.  A traced run must print
  * exactly what an untraced one prints.
  *
  *	cap_checksum [ROUNDS]		(default 20000000)
@@ -14,12 +16,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t usr1;
+static int nsig;	/* both threads may run the handler at once */
 static unsigned long rounds = 20000000;
 
-static void on_usr1(int sig)
+static void on_sig(int sig)
 {
-	usr1++;
+	__atomic_fetch_add(&nsig, 1, __ATOMIC_RELAXED);
 }
 
 static unsigned long __attribute__((noinline)) mix(unsigned long sum,
@@ -42,13 +44,13 @@ static void *work(void *arg)
 int main(int argc, char **argv)
 {
 	unsigned long a = 1, b = 2;
-	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
+	struct sigaction sa = { .sa_handler = on_sig, .sa_flags = SA_RESTART };
 	pthread_t th;
 	char c;
 
 	if (argc > 1)
 		rounds = strtoul(argv[1], NULL, 0);
-	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGRTMIN, &sa, NULL);
 	/* Signals may come from now on. */
 	printf("ready\n");
 	fflush(stdout);
@@ -57,6 +59,6 @@ int main(int argc, char **argv)
 	pthread_join(th, NULL);
 	while (read(0, &c, 1) > 0)
 		;
-	printf("%lx %lx %d\n", a, b, (int)usr1);
+	printf("%lx %lx %d\n", a, b, __atomic_load_n(&nsig, __ATOMIC_RELAXED));
 	return 0;
 }

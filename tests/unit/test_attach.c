@@ -66,7 +66,7 @@ static void child_start(struct child *c, const char *rounds)
 	close(execd[0]);
 	c->in = in[1];
 	c->out = out[0];
-	/* "ready\n": its SIGUSR1 handler is in place. */
+	/* "ready\n": its signal handler is in place. */
 	for (n = 0; n < 6; n++)
 		assert_int_equal(read(c->out, &byte, 1), 1);
 	assert_int_equal(byte, '\n');
@@ -218,7 +218,7 @@ static int attach_cycle(pid_t pid, uint64_t mix, int round, int *sent)
 	assert_true(bt_target_threads(t, NULL, 0) >= 1);
 	if (round % 3 == 0) {
 		/* A signal pending while attached, delivered under tracing. */
-		kill(pid, SIGUSR1);
+		kill(pid, SIGRTMIN);
 		(*sent)++;
 	}
 	if (round % 2 == 0) {
@@ -279,7 +279,7 @@ static int attach_cycle(pid_t pid, uint64_t mix, int round, int *sent)
 	}
 	if (round % 3 == 1) {
 		/* A signal pending at detach: it must not be lost. */
-		kill(pid, SIGUSR1);
+		kill(pid, SIGRTMIN);
 		(*sent)++;
 	}
 	assert_int_equal(bt_target_detach(t), 0);
@@ -311,7 +311,7 @@ static void attach_detach_many(void **state)
 	status = child_finish(&c, traced, sizeof(traced));
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-	/* Same checksums; every SIGUSR1 arrived. */
+	/* Same checksums; every SIGRTMIN arrived. */
 	*strrchr(plain, ' ') = '\0';
 	snprintf(want, sizeof(want), "%s %d\n", plain, sent);
 	assert_string_equal(traced, want);
@@ -322,6 +322,7 @@ static void attach_errors(void **state)
 	struct bt_target *t, *t2;
 	struct child c;
 	char buf[128];
+	siginfo_t zinfo;
 	pid_t z;
 
 	assert_int_equal(bt_target_attach(&t, &step_opts, 0), -bte_noent);
@@ -334,7 +335,8 @@ static void attach_errors(void **state)
 	z = fork();
 	if (z == 0)
 		_exit(0);
-	usleep(100000);
+	/* Wait until it is a zombie, without reaping it. */
+	assert_int_equal(waitid(P_PID, z, &zinfo, WEXITED | WNOWAIT), 0);
 	assert_int_equal(bt_target_attach(&t, &step_opts, z), -bte_noent);
 	assert_non_null(strstr(bt_errdetail(), "zombie"));
 	waitpid(z, NULL, 0);

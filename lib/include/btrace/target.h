@@ -110,7 +110,11 @@ int bt_target_attach(struct bt_target **target, const struct bt_target_opts *o,
  */
 int bt_target_cont(struct bt_target *target, struct bt_stop *stop);
 
-/* Ask a running bt_target_cont() to stop soon. Async-signal-safe. */
+/*
+ * Ask a running bt_target_cont() to stop soon. Async-signal-safe.  Any stop
+ * that call returns answers the request; one made between calls makes the
+ * next call return BT_STOP_INTERRUPT at once.
+ */
 void bt_target_interrupt(struct bt_target *target);
 
 /*
