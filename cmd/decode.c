@@ -16,6 +16,7 @@
 
 #include "btrace/btrace.h"
 #include "cmd.h"
+#include "print.h"
 
 struct decode_args {
 	int format;
@@ -116,33 +117,20 @@ static int read_file(const char *path, uint8_t **data, size_t *size)
 	return 0;
 }
 
-static void print_branch(const struct bt_branch *br, int json, int first)
+static ssize_t image_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	if (json) {
-		printf("%s{\"from\":\"%#" PRIx64 "\",\"to\":\"%#" PRIx64
-		       "\",\"kind\":\"%s\"", first ? "" : ",", br->from,
-		       br->to, bt_branch_kind_name(br->kind));
-		if (br->kind == BT_BR_GAP)
-			printf(",\"gap\":\"%s\"", bt_gap_reason_name(br->gap));
-		printf(",\"ninsn\":%u,\"from_sym\":null,\"to_sym\":null}",
-		       br->ninsn);
-		return;
-	}
-	if (br->kind == BT_BR_GAP) {
-		printf("[gap: %s, %#" PRIx64 " -> %#" PRIx64 "]\n",
-		       bt_gap_reason_name(br->gap), br->from, br->to);
-		return;
-	}
-	printf("%#" PRIx64 " -> %#" PRIx64 "  %-13s %u insns\n", br->from,
-	       br->to, bt_branch_kind_name(br->kind), br->ninsn);
+	return bt_image_read(ctx, addr, buf, len);
 }
 
+/* The history as btrace run shows it: one thread, no process. */
 static int print_branches(const struct bt_capture *cap,
 			  const struct decode_args *a)
 {
 	struct bt_decode_opts opts = { sizeof(opts), a->last, a->image };
+	struct print_ctx pc = { .read = image_read, .read_ctx = a->image };
+	struct print_report r = { .backend = bt_format_name(cap->format) };
+	struct print_thread th = { 0 };
 	struct bt_history *hist;
-	size_t i;
 	int err = bt_decode(cap, &opts, &hist);
 
 	if (err < 0) {
@@ -150,17 +138,17 @@ static int print_branches(const struct bt_capture *cap,
 			bt_errstr(err));
 		return EXIT_FAIL;
 	}
-	/* The document btrace run writes, with one thread of no process. */
+	if (bt_disasm_alloc(&pc.dis) < 0)
+		pc.dis = NULL;
+	pc.color = !a->json && print_want_color(stdout, 0);
+	th.hist = hist;
+	r.threads = &th;
+	r.nthreads = 1;
 	if (a->json)
-		printf("{\"btrace\":1,\"backend\":\"%s\",\"pid\":null,"
-		       "\"stop\":null,\"threads\":[{\"tid\":null,\"lost\":%"
-		       PRIu64 ",\"branches\":[", bt_format_name(cap->format),
-		       hist->lost);
-	for (i = 0; i < hist->count; i++)
-		print_branch(&hist->branch[i], a->json, !i);
-	if (a->json)
-		printf("]}],\"stats\":{\"instructions\":%" PRIu64
-		       ",\"branches\":%zu}}\n", hist->ninsn, hist->count);
+		print_report_json(stdout, &r, &pc);
+	else
+		print_report_text(stdout, &r, &pc);
+	bt_disasm_free(pc.dis);
 	bt_history_free(hist);
 	return 0;
 }

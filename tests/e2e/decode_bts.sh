@@ -7,12 +7,17 @@ trap 'rm -rf "$dir"' EXIT
 
 "$TOOLS/ptsynth" "$dir" 3 2000 >/dev/null
 raw="--raw $dir/code.bin:0x400000"
-strip() { sed -E 's/^\[gap.*/[gap]/; s/^(0x[0-9a-f]+ -> 0x[0-9a-f]+).*/\1/'; }
+# "FROM -> TO" of each branch row of btrace's text, "[gap]" for a gap.
+branches() {
+	awk '/-- gap:/ { print "[gap]"; next }
+	     / -> / { for (i = 1; i <= NF; i++) if ($i == "->") to = $(i + 1)
+		      for (i = 1; i <= NF; i++) if ($i ~ /^0x/) { print $i " -> " to; break } }'
+}
 
 # intel_bts: every entry the walk has; BTS has no gaps of its own here but
 # the walk's overflows lose records without a trace: compare up to the
 # first one.  (truth.txt is what PT can tell: BTS may have a few more.)
-"$BTRACE" decode --bts "$dir/trace.bts" $raw --all | strip >"$dir/got.txt"
+"$BTRACE" decode --bts "$dir/trace.bts" $raw --all | branches >"$dir/got.txt"
 n=$(grep -n '^\[gap\]' "$dir/truth.txt" | head -1 | cut -d: -f1)
 n=$(( ${n:-$(( $(wc -l <"$dir/truth.txt") + 1 ))} - 1 ))
 [ "$n" -gt 20 ]
@@ -22,11 +27,11 @@ head -n "$n" "$dir/got.txt" | cmp -s - "$dir/want.txt"
 # Kinds come from the code; kernel records join into interrupts.
 "$BTRACE" decode --bts "$dir/trace.bts" $raw --all >"$dir/out.txt"
 for k in call return conditional interrupt; do
-	grep -q " $k " "$dir/out.txt"
+	grep -q " $k *-> " "$dir/out.txt"
 done
 
 # perf samples: the same branches; the last 5 are the tail.
-"$BTRACE" decode --perf-bts "$dir/trace.perfbts" $raw --last 5 >"$dir/p.txt"
+"$BTRACE" decode --perf-bts "$dir/trace.perfbts" $raw --last 5 | branches >"$dir/p.txt"
 [ "$(wc -l <"$dir/p.txt")" = 5 ]
 
 # Instructions between branches, walked through the code.

@@ -7,18 +7,23 @@ trap 'rm -rf "$dir"' EXIT
 
 "$TOOLS/ptsynth" "$dir" 7 3000 1024 >/dev/null
 raw="--raw $dir/code.bin:0x400000"
+# "FROM -> TO" of each branch row of btrace's text, "[gap]" for a gap.
+branches() {
+	awk '/-- gap:/ { print "[gap]"; next }
+	     / -> / { for (i = 1; i <= NF; i++) if ($i == "->") to = $(i + 1)
+		      for (i = 1; i <= NF; i++) if ($i ~ /^0x/) { print $i " -> " to; break } }'
+}
 
 # Branches (gaps as "[gap]") against the truth.
 "$BTRACE" decode --pt "$dir/trace.pt" $raw --all >"$dir/out.txt"
-sed -E 's/^\[gap.*/[gap]/; s/^(0x[0-9a-f]+ -> 0x[0-9a-f]+).*/\1/' \
-	"$dir/out.txt" >"$dir/got.txt"
+branches <"$dir/out.txt" >"$dir/got.txt"
 diff -u "$dir/truth.txt" "$dir/got.txt" | head -20
 cmp -s "$dir/truth.txt" "$dir/got.txt"
 
 # The default is the last 32.
-"$BTRACE" decode --pt "$dir/trace.pt" $raw >"$dir/last.txt"
+"$BTRACE" decode --pt "$dir/trace.pt" $raw | branches >"$dir/last.txt"
 [ "$(wc -l <"$dir/last.txt")" = 32 ]
-tail -n 32 "$dir/out.txt" | cmp -s - "$dir/last.txt"
+tail -n 32 "$dir/got.txt" | cmp -s - "$dir/last.txt"
 
 # Every instruction: the truth's are the first ones decoded.
 "$BTRACE" decode --pt "$dir/trace.pt" $raw --all --insn >"$dir/insn.txt"

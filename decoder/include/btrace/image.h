@@ -16,7 +16,8 @@
  * Sections come from ELF files at their load addresses, flat binaries, or
  * copies of memory (vDSO, JIT code).  A fallback reader (a live process)
  * answers for addresses no section covers.  Later sections win on overlap.
- * File contents are read once and cached.
+ * File contents are read once and cached, and so is libipt's view of the
+ * image, across decodes.  One image serves one thread at a time.
  */
 
 struct bt_image;
