@@ -254,7 +254,7 @@ static int is_fault(int sig)
 	       sig == SIGFPE;
 }
 
-/* "SIGSEGV (Segmentation fault) at address 0x0", "exit status 3"... */
+/* "SIGSEGV (Segmentation fault) at address 0x0", "exit with status 3"... */
 static void stop_words(const struct bt_stop *stop, char *buf, size_t size)
 {
 	char sig[32];
@@ -270,10 +270,13 @@ static void stop_words(const struct bt_stop *stop, char *buf, size_t size)
 				 strsignal(stop->signal));
 		break;
 	case BT_STOP_EXIT:
-		snprintf(buf, size, "exit, status %d", stop->status);
+		snprintf(buf, size, "exit with status %d", stop->status);
 		break;
 	case BT_STOP_INTERRUPT:
-		snprintf(buf, size, "interrupted");
+		if (stop->signal)
+			snprintf(buf, size, "interrupted by %s", sig);
+		else
+			snprintf(buf, size, "interrupted");
 		break;
 	case BT_STOP_BREAK:
 		snprintf(buf, size, "breakpoint %d", stop->breakpoint);

@@ -95,7 +95,7 @@ static void report_text_color(void **state)
 	char *out = render(print_report_text, &stop, 1);
 
 	assert_non_null(strchr(out, '\033'));
-	assert_non_null(strstr(out, "exit, status 3"));
+	assert_non_null(strstr(out, "exit with status 3"));
 	free(out);
 }
 
