@@ -11,6 +11,7 @@
 
 #include "btrace/btrace.h"
 #include "cmd.h"
+#include "run_trace.h"
 #include "session.h"
 
 #define ATTACH_MAX_EX 64
@@ -21,6 +22,8 @@ struct attach_args {
 	const char *ex[ATTACH_MAX_EX];
 	const char *breaks[ATTACH_MAX_EX];
 	pid_t pid;
+	char save_cmd[4096];	/* --save FILE: a "save FILE" command */
+	struct run_trace trace;	/* --soft-mode, --only, ... */
 };
 
 static void attach_usage(FILE *f)
@@ -36,7 +39,10 @@ static void attach_usage(FILE *f)
 		"  --last N           branches shown at a stop (default %d)\n"
 		"  -b, --break SPEC   stop at SYMBOL, ADDR or FILE:LINE\n"
 		"  -ex, --ex CMD      run session command CMD first (repeatable)\n"
-		"  --batch            exit after the -ex commands (detaching)\n",
+		"  --batch            exit after the -ex commands (detaching)\n"
+		"  --save FILE        at the first stop, save the trace to FILE\n"
+		"  --soft-mode fast|step, --only GLOB, --exclude GLOB,\n"
+		"  --from SYMBOL, --until SYMBOL   as for btrace run\n",
 		BT_SESSION_LAST_DEFAULT);
 }
 
@@ -79,6 +85,28 @@ static int push(const char **list, size_t *n, const char *v)
 	return 0;
 }
 
+/* The options of run_trace.h; 1 if argv[*i] is one (*v NULL if bad). */
+static int trace_option(struct attach_args *a, int argc, char **argv, int *i,
+			const char **v)
+{
+	static const struct { const char *name; int opt; } opts[] = {
+		{ "--soft-mode", OPT_SOFT_MODE }, { "--only", OPT_ONLY },
+		{ "--exclude", OPT_EXCLUDE }, { "--from", OPT_FROM },
+		{ "--until", OPT_UNTIL },
+	};
+	size_t k;
+
+	for (k = 0; k < BT_ARRAY_SIZE(opts); k++) {
+		*v = opt_value(argc, argv, i, opts[k].name);
+		if (!*v)
+			continue;
+		if (run_trace_option(&a->trace, opts[k].opt, *v))
+			*v = NULL;
+		return 1;
+	}
+	return 0;
+}
+
 static int parse_option(struct attach_args *a, int argc, char **argv, int *i)
 {
 	const char *v;
@@ -107,8 +135,13 @@ static int parse_option(struct attach_args *a, int argc, char **argv, int *i)
 	} else if ((v = opt_value(argc, argv, i, "-b")) ||
 		   (v = opt_value(argc, argv, i, "--break"))) {
 		return push(a->breaks, &a->sopts.nbreaks, v);
+	} else if ((v = opt_value(argc, argv, i, "--save"))) {
+		snprintf(a->save_cmd, sizeof(a->save_cmd), "save %s", v);
+		return push(a->ex, &a->sopts.nex, a->save_cmd);
 	} else if (!strcmp(argv[*i], "--batch")) {
 		a->sopts.batch = 1;
+	} else if (trace_option(a, argc, argv, i, &v)) {
+		return v ? 0 : -1;
 	} else {
 		fprintf(stderr, "btrace: unknown option '%s'\n", argv[*i]);
 		return -1;
@@ -254,6 +287,7 @@ int cmd_attach(int argc, char **argv)
 	}
 	/* Before attaching: no signal may end btrace holding the target. */
 	bt_session_signals();
+	run_trace_apply(&a.trace, &a.topts);
 	err = bt_target_attach(&t, &a.topts, a.pid);
 	if (err) {
 		attach_error(a.pid, err);

@@ -19,6 +19,7 @@ static const struct cmd_entry commands[] = {
 	{ "version", cmd_version, "print the version" },
 	{ "doctor", cmd_doctor, "what can trace on this machine, and why not" },
 	{ "show", cmd_show, "show the branches saved in a trace file" },
+	{ "handoff", cmd_handoff, "trace a debugger's stopped process to its next stop (gdb plugin)" },
 	{ "decode", cmd_decode, "decode raw PT or BTS streams offline" },
 };
 

@@ -18,6 +18,7 @@ struct cmd_entry {
 /* Exit statuses: 2 for usage errors, 1 for the rest. */
 int cmd_doctor(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_handoff(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 
 #define EXIT_USAGE 2

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * btrace attach --handoff: trace until the next stop, save, and hand the
- * stopped process back to the debugger that lent it (the GDB plugin).
+ * btrace handoff: trace until the next stop, save,
+ * and hand the stopped process back to the debugger that lent it (the GDB
+ * plugin; docs/gdb.md).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -105,4 +107,85 @@ int attach_handoff(struct bt_target *t, const struct handoff_opts *o)
 err:
 	bt_target_detach(t);
 	return EXIT_FAIL;
+}
+
+#define HANDOFF_MAX_BREAKS 256
+
+static const char handoff_usage[] =
+	"usage: btrace handoff [--save FILE] [--break ADDR|FUNC]... "
+	"[--backend NAME] PID\n"
+	"\n"
+	"Trace process PID (left stopped by a debugger) until its next stop,\n"
+	"save the trace, print a 'btrace-stop:' line and leave the process\n"
+	"stopped for the debugger to attach again (the GDB plugin's\n"
+	"btrace continue; docs/gdb.md).\n";
+
+static int handoff_usage_error(const char *what, const char *arg)
+{
+	fprintf(stderr, "btrace handoff: %s%s%s%s\n%s", what, arg ? " '" : "",
+		arg ? arg : "", arg ? "'" : "", handoff_usage);
+	return EXIT_USAGE;
+}
+
+int cmd_handoff(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "save", required_argument, NULL, 's' },
+		{ "break", required_argument, NULL, 'b' },
+		{ "backend", required_argument, NULL, 'B' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bt_target_opts topts = { .size = sizeof(topts) };
+	const char *breaks[HANDOFF_MAX_BREAKS];
+	struct handoff_opts ho = { .breaks = breaks };
+	struct bt_target *t;
+	char *end;
+	long pid;
+	int c, ret;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+s:b:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			ho.save = optarg;
+			break;
+		case 'b':
+			if (ho.nbreaks == HANDOFF_MAX_BREAKS)
+				return handoff_usage_error("too many breakpoints",
+							   NULL);
+			breaks[ho.nbreaks++] = optarg;
+			break;
+		case 'B':
+			topts.backend = bt_backend_parse(optarg);
+			if (topts.backend < 0)
+				return handoff_usage_error("unknown backend",
+							   optarg);
+			break;
+		case 'h':
+			fputs(handoff_usage, stdout);
+			return 0;
+		default:
+			return handoff_usage_error("unknown option or missing value:",
+						   argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return handoff_usage_error("one process id expected", NULL);
+	errno = 0;
+	pid = strtol(argv[optind], &end, 10);
+	if (errno || *end || pid <= 0 || pid != (pid_t)pid)
+		return handoff_usage_error("not a process id:", argv[optind]);
+	ret = bt_target_attach(&t, &topts, pid);
+	if (ret < 0) {
+		const char *d = bt_errdetail();
+
+		fprintf(stderr, "btrace: cannot attach to %ld: %s%s%s%s\n", pid,
+			bt_errstr(ret), d[0] ? " (" : "", d, d[0] ? ")" : "");
+		return EXIT_FAIL;
+	}
+	ret = attach_handoff(t, &ho);
+	bt_target_free(t);
+	return ret;
 }

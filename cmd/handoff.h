@@ -7,7 +7,7 @@
 #include "btrace/btrace.h"
 
 /*
- * btrace attach --handoff: the GDB plugin's way to trace its inferior with
+ * btrace handoff: the GDB plugin's way to trace its inferior with
  * the software backend (docs/gdb.md).  Trace the attached @target until its
  * next stop, save the trace to @save, print one line
  *	btrace-stop: reason=signal tid=T signal=11 si_code=1 pc=0x... ...

@@ -17,6 +17,7 @@
 
 #include "btrace/btrace.h"
 #include "cmd.h"
+#include "run_trace.h"
 #include "print.h"
 #include "save.h"
 #include "session.h"
@@ -32,6 +33,7 @@ struct run_opts {
 	int no_color;
 	int backend;
 	size_t buffer_size;
+	struct run_trace trace;
 	const char *save;	/* --save FILE */
 	const char *save_dir;	/* --save-on-crash DIR */
 	int interactive;	/* -i: the session at the stop */
@@ -40,7 +42,9 @@ struct run_opts {
 static const char run_usage[] =
 	"usage: btrace run [--last N] [--json] [--backend auto|pt|bts|soft]\n"
 	"                  [--buffer-size SIZE] [--no-color] [--save FILE]\n"
-	"                  [--save-on-crash DIR] [-i] -- PROGRAM [ARGS...]\n";
+	"                  [--save-on-crash DIR] [--soft-mode fast|step]\n"
+	"                  [--only GLOB] [--exclude GLOB] [--from SYM] [--until SYM]\n"
+	"                  [-i] -- PROGRAM [ARGS...]\n";
 
 static const char run_help[] =
 	"Run PROGRAM under branch tracing.  When it stops (a fatal signal, its\n"
@@ -53,6 +57,7 @@ static const char run_help[] =
 	"  -s, --buffer-size SIZE per-thread trace buffer, a power of two\n"
 	"                         (suffixes K, M, G; default 1M)\n"
 	"      --no-color         no colours, even on a terminal\n"
+	RUN_TRACE_HELP
 	"      --save FILE        save the trace to FILE at the stop (btrace show)\n"
 	"      --save-on-crash DIR  only if it dies of a signal: save the trace\n"
 	"                         to DIR/btrace-PROGRAM-PID.trace\n"
@@ -136,7 +141,7 @@ static size_t parse_size(const char *s)
 /* Returns -1 to go on, or the exit status (0 for --help). */
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
-	enum { OPT_NO_COLOR = 256, OPT_SAVE, OPT_SAVE_CRASH };
+	enum { OPT_NO_COLOR = 256, OPT_SAVE, OPT_SAVE_CRASH };	/* run_trace: 512 up */
 	static const struct option longopts[] = {
 		{ "last", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
@@ -148,9 +153,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "no-colour", no_argument, NULL, OPT_NO_COLOR },
 		{ "interactive", no_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
+		RUN_TRACE_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	o->last = RUN_DEFAULT_LAST;
@@ -192,6 +198,11 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'i':
 			o->interactive = 1;
+			break;
+		case OPT_TRACE_FIRST ... OPT_TRACE_LAST:
+			r = run_trace_option(&o->trace, c, optarg);
+			if (r)
+				return r;
 			break;
 		case 'h':
 			fputs(run_usage, stdout);
@@ -343,6 +354,9 @@ static int shell_status(int wstatus)
 	return EXIT_FAIL;
 }
 
+/* --until: its breakpoint is the stop to show. */
+static const char *until;
+
 static int wait_for_stop(struct bt_target *t, struct bt_stop *stop)
 {
 	int ret;
@@ -350,7 +364,7 @@ static int wait_for_stop(struct bt_target *t, struct bt_stop *stop)
 	do {
 		memset(stop, 0, sizeof(*stop));
 		ret = bt_target_cont(t, stop);
-	} while (ret == 0 && stop->reason == BT_STOP_BREAK);
+	} while (ret == 0 && stop->reason == BT_STOP_BREAK && !until);
 	return ret;
 }
 
@@ -408,6 +422,8 @@ int cmd_run(int argc, char **argv)
 		return ret;
 	topts.backend = o.backend;
 	topts.buffer_size = o.buffer_size;
+	run_trace_apply(&o.trace, &topts);
+	until = topts.until_sym;
 	if (o.interactive)
 		bt_session_signals();
 	ret = bt_target_launch(&t, &topts, argv + optind);

@@ -24,6 +24,7 @@
 
 #include "btrace/btrace.h"
 #include "cmd.h"
+#include "save.h"
 #include "session.h"
 
 #define SESS_PROMPT "(btrace) "
@@ -1139,6 +1140,21 @@ static int do_quit(struct bt_session *s, int argc, char **argv, int mods)
 
 static int do_help(struct bt_session *s, int argc, char **argv, int mods);
 
+/* save FILE: the trace of every thread, as btrace show reads it. */
+static int do_save(struct bt_session *s, int argc, char **argv, int mods)
+{
+	if (argc != 2) {
+		fprintf(stderr, "btrace: usage: save FILE\n");
+		return -1;
+	}
+	if (s->state == SESS_GONE) {
+		fprintf(stderr, "btrace: process %d is gone: nothing to save\n",
+			s->pid);
+		return -1;
+	}
+	return save_trace(s->target, &s->stop, argv[1]) < 0 ? -1 : 0;
+}
+
 static const struct sess_cmd commands[] = {
 	{ "last", do_last,
 	  "last[/s][/d] [N | -A,-B]\n"
@@ -1162,6 +1178,8 @@ static const struct sess_cmd commands[] = {
 	{ "delete", do_delete, "delete [N...]\n  delete breakpoints (all if none)" },
 	{ "info", do_info,
 	  "info\n  backend, buffer size and fill, records lost, stats" },
+	{ "save", do_save,
+	  "save FILE\n  write the trace to FILE (mode 0600) for btrace show" },
 	{ "detach", do_detach,
 	  "detach\n  stop tracing, leave the process running, exit" },
 	{ "kill", do_kill, "kill\n  kill the process and exit" },

@@ -19,7 +19,7 @@ of dicts, oldest first; btrace.stop() the stop as a dict.
 
 How gdb and btrace share the inferior is described in docs/gdb.md: with the
 software backend, `btrace continue` hands the stopped inferior over to
-`btrace attach --handoff`, which traces it until the next stop, saves the
+`btrace handoff`, which traces it until the next stop, saves the
 trace, and hands it back stopped, so that gdb re-attaches and sees the stop
 as if it had continued the program itself.
 """
@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import types
 
 import gdb
@@ -324,7 +325,7 @@ def _proc_state(pid):
 
 
 def _parse_handoff(text):
-    """The 'btrace-stop: key=value ...' line of btrace attach --handoff."""
+    """The 'btrace-stop: key=value ...' line of btrace handoff."""
     for line in text.splitlines():
         if line.startswith("btrace-stop:"):
             return dict(kv.split("=", 1) for kv in line.split()[1:]
@@ -384,6 +385,18 @@ def _restore_sigstop(event=None):
     gdb.events.stop.disconnect(_restore_sigstop)
 
 
+def _reap(pid):
+    """gdb started the program, so its exit leaves a zombie child of gdb
+    that gdb, detached, no longer waits for."""
+    for _ in range(50):
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.02)
+
+
 def _select_thread(inf, tid):
     for th in inf.threads():
         if th.ptid[1] == tid:
@@ -408,7 +421,7 @@ def _continue(args):
     pc = int(gdb.parse_and_eval("$pc"))
     bps = _breakpoint_addrs(pc)
     path = _handoff_path()
-    cmd = ["attach", "--handoff", "--save", path]
+    cmd = ["handoff", "--save", path]
     if args.backend:
         cmd += ["--backend", args.backend]
     for addr in sorted(bps):
@@ -445,6 +458,7 @@ def _report_handoff(inf, pid, info, bps, alive):
     reason = info.get("reason")
     tid = int(info.get("tid", pid))
     if reason == "exit" or not alive:
+        _reap(pid)
         gdb.write("btrace: process %d exited with status %s; the trace "
                   "is kept: btrace last, btrace calls\n"
                   % (pid, info.get("status", "?")))

@@ -72,6 +72,32 @@ struct bt_backend_ops {
 	int (*trap)(struct bt_target *t, struct bt_thread *th,
 		    const siginfo_t *si);
 
+	/*
+	 * A fork child @child, not followed, is stopped and about to be let
+	 * go untraced: undo in its memory what the backend changed (int3s).
+	 * @shared: a vfork child, running in its parent's memory until it
+	 * execs or exits (the parent's next stop is PTRACE_EVENT_VFORK_DONE).
+	 * May be NULL.
+	 */
+	void (*fork)(struct bt_target *t, pid_t child, int shared);
+
+	/*
+	 * @len bytes of target memory at @addr were read into @buf: put back
+	 * the original bytes under the backend's own int3s.  May be NULL.
+	 */
+	void (*hide)(struct bt_target *t, uint64_t addr, void *buf,
+		     size_t len);
+
+	/* bt_target_cont() is about to return: all threads stopped. May be NULL. */
+	void (*stopped)(struct bt_target *t);
+
+	/*
+	 * Tracing ends (detach, finish, hand-over): every thread is stopped;
+	 * take out of the process whatever the backend wrote into it.  May be
+	 * NULL.
+	 */
+	void (*release)(struct bt_target *t);
+
 	/* @th is about to receive @sig (handler entry is an interrupt branch). */
 	void (*signal)(struct bt_target *t, struct bt_thread *th, int sig);
 
@@ -87,5 +113,6 @@ struct bt_backend_ops {
 extern const struct bt_backend_ops bt_backend_soft_step;
 extern const struct bt_backend_ops bt_backend_pt;	/* perf_backend.c */
 extern const struct bt_backend_ops bt_backend_bts;	/* perf_backend.c */
+extern const struct bt_backend_ops bt_backend_soft_fast;
 
 #endif /* BTRACE_BACKEND_H */

@@ -342,7 +342,7 @@ static void verdict(struct bt_doctor *d, int backend, const char *name,
 		    int ok, const char *value, const char *remedy)
 {
 	struct bt_check *c = add(d, name, ok ? BT_CHECK_YES : BT_CHECK_NO,
-				 "%s", value);
+				 "%s", strncmp(value, "no: ", 4) ? value : value + 4);
 
 	d->usable[backend] = ok;
 	d->error[backend] = ok ? 0 : -bte_nosys;
@@ -403,7 +403,7 @@ static void eval_pt(const struct bt_host *h, struct bt_doctor *d)
 			 strerror(-h->pt_open));
 		snprintf(remedy, sizeof(remedy), "%s", open_remedy(h->pt_open));
 	} else {
-		verdict(d, BT_BACKEND_PT, "intel_pt", 1, "yes", "");
+		verdict(d, BT_BACKEND_PT, "intel_pt", 1, "usable", "");
 		return;
 	}
 	verdict(d, BT_BACKEND_PT, "intel_pt", 0, value, remedy);
@@ -444,7 +444,7 @@ static void eval_bts(const struct bt_host *h, struct bt_doctor *d)
 			 strerror(-h->bts_open));
 		snprintf(remedy, sizeof(remedy), "%s", open_remedy(h->bts_open));
 	} else {
-		verdict(d, BT_BACKEND_BTS, "bts", 1, "yes", "");
+		verdict(d, BT_BACKEND_BTS, "bts", 1, "usable", "");
 		return;
 	}
 	verdict(d, BT_BACKEND_BTS, "bts", 0, value, remedy);
@@ -505,7 +505,7 @@ void bt_doctor_eval(const struct bt_host *h, struct bt_doctor *d)
 		d->error[BT_BACKEND_PT] = d->error[BT_BACKEND_BTS] = -bte_perm;
 	}
 	if (ptrace_ok) {
-		verdict(d, BT_BACKEND_SOFT, "soft", 1, "yes (ptrace stepping)", "");
+		verdict(d, BT_BACKEND_SOFT, "soft", 1, "usable (ptrace stepping)", "");
 	} else {
 		verdict(d, BT_BACKEND_SOFT, "soft", 0, "no: ptrace is not allowed",
 			find_check(d, "ptrace_scope")->remedy);

@@ -210,6 +210,14 @@ static int soft_trap(struct bt_target *t, struct bt_thread *th,
 		soft_enter_handler(t, th, &regs);
 		return 1;
 	}
+	/*
+	 * A rep string instruction steps once per iteration, in place: not a
+	 * branch, and one instruction, counted once it is done.
+	 */
+	if (st->insn.rep && regs.rip == st->pc) {
+		t->stats.instructions--;
+		return 1;
+	}
 	st->ninsn++;
 	if (st->insn.iclass == BT_INSN_SYSCALL) {
 		soft_syscall_done(t, th, &regs);

@@ -41,7 +41,8 @@
  */
 #define PTRACE_OPTS                                                        \
 	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |   \
-	 PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
+	 PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+	 PTRACE_O_TRACEVFORKDONE)
 
 static int target_stop_all(struct bt_target *t);
 static int flush_traps(struct bt_target *t);
@@ -564,6 +565,8 @@ static void fork_release(struct bt_target *t, pid_t child, int shared)
 		word = (word & ~0xffL) | b->orig;
 		ptrace(PTRACE_POKEDATA, child, b->addr, word);
 	}
+	if (t->ops->fork)
+		t->ops->fork(t, child, shared);
 	ptrace(PTRACE_DETACH, child, 0, 0);
 }
 
@@ -979,6 +982,8 @@ int bt_target_cont(struct bt_target *t, struct bt_stop *stop)
 		ret = target_stop_all(t);
 		if (ret < 0)
 			return ret;
+		if (t->ops->stopped)
+			t->ops->stopped(t);
 	}
 	/*
 	 * An interrupt asked for while this call ran is answered by the stop
@@ -1057,6 +1062,8 @@ ssize_t bt_thread_mem(struct bt_target *t, struct bt_thread *th,
 		    b->addr < addr + n)
 			((uint8_t *)buf)[b->addr - addr] = b->orig;
 	}
+	if (t->ops->hide)
+		t->ops->hide(t, addr, buf, (size_t)n);
 	return n;
 }
 
@@ -1207,6 +1214,8 @@ static int breaks_remove_all(struct bt_target *t)
 		if (r < 0 && !ret)
 			ret = r;
 	}
+	if (t->ops->release)
+		t->ops->release(t);
 	return ret;
 }
 

@@ -4,7 +4,8 @@
 with the branches derived from an independent single-step pc trace
 (steptrace output): every step whose next pc is not pc + length is a taken
 branch from pc to the next pc; the instructions since the previous branch
-make its block.
+make its block.  A rep string instruction steps once per iteration, in
+place: that is one instruction, not a branch.
 
     capture_steptrace.py STEPTRACE_OUT CAPTRACE_OUT [--tid-first]
 
@@ -27,8 +28,10 @@ def derive(path):
     n = 0
     for i in range(len(pcs) - 1):
         pc, ln = pcs[i]
-        n += 1
         nxt = pcs[i + 1][0]
+        if nxt == pc:
+            continue    # a rep string instruction between iterations
+        n += 1
         if nxt != pc + ln:
             branches.append((pc, nxt, n, ln))
             n = 0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # btrace run interrupted (SIGINT to btrace, as Ctrl-C): the stop is an
-# interrupt of the waiting program, its branches are shown, and nothing is
-# left running.
+# interrupt of the waiting program, its branches are shown, it gets the
+# SIGINT (exit 130); then its program killed from outside (SIGKILL, 137).
+# Nothing is left running.
 . "$TESTDIR/e2e/lib/common.sh"
 prog=$TARGETS/sleeper
 
@@ -39,4 +40,27 @@ c.expect_sequence(br, [("call", "main", "wait_forever"),
 assert "pause" in br[-1]["to_sym"] and "pause" in doc["stop"]["sym"], \
     (br[-1], doc["stop"])
 assert doc["stop"]["tid"] == doc["pid"]
+PY
+
+# The program killed from outside (SIGKILL): btrace still shows how it got
+# there and exits as a shell would, 128+9.
+: >"$work/err"
+"$BTRACE" run --json -- "$prog" >"$work/out.json" 2>"$work/err" &
+bt=$!
+for _ in $(seq 300); do
+	grep -q ready "$work/err" && break
+	sleep 0.1
+done
+child=$(pgrep -P $bt)
+[ -n "$child" ] || { kill -KILL $bt; fail "no child of btrace"; }
+kill -KILL "$child"
+wait $bt
+rc=$?
+no_leftovers "$prog"
+[ "$rc" = 137 ] || { cat "$work/err"; fail "btrace exited $rc, expected 137"; }
+python3 - "$work/out.json" <<'PY' || exit 1
+import sys, btcheck as c
+doc = c.load(sys.argv[1])
+c.expect_stop(doc, "killed", signal="SIGKILL")
+c.expect_sequence(c.stopped_thread(doc), [("call", "main", "wait_forever")])
 PY

@@ -153,7 +153,8 @@ def check_lengths(steps, lengths):
 
 def taken_branches(steps, lengths=None):
     """Taken transfers in consecutive steps: the next pc is not the
-    fall-through of the instruction before.  Where the trace could not
+    fall-through of the instruction before (nor the instruction itself: a
+    rep string instruction steps once per iteration, in place).  Where the trace could not
     tell a length (0), @lengths (from insn_lengths) does."""
     taken = []
     for (a, n), (b, _) in zip(steps, steps[1:]):
@@ -161,7 +162,7 @@ def taken_branches(steps, lengths=None):
             n = lengths.get(a, 0)
         if not n:
             fail("no length for the instruction at 0x%x" % a)
-        if b != a + n:
+        if b != a + n and b != a:   # b == a: a rep string iteration
             taken.append((a, b))
     return taken
 
@@ -187,3 +188,8 @@ def expect_ground_truth(branches, truth):
 
 if __name__ == "__main__":
     load(sys.argv[1])
+
+
+def rep_iterations(steps):
+    """Steps that repeat the one before (rep string iterations)."""
+    return sum(1 for (a, _), (b, _) in zip(steps, steps[1:]) if a == b)

@@ -1,0 +1,1469 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fast software backend: int3 on decision branches, direct transfers
+ * recorded from the block cache, decision branches emulated.  See
+ * soft_fast.h for the design.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <unistd.h>
+#include <elfutils/libdwfl.h>
+
+#include "btrace/branch.h"
+#include "btrace/error.h"
+#include "btrace/insn.h"
+#include "btrace/maps.h"
+#include "btrace/ring.h"
+#include "internal.h"
+#include "soft_block.h"
+#include "soft_emu.h"
+#include "soft_fast.h"
+#include "target_internal.h"
+
+#define CHAIN_MAX 64
+#define RET_STACK_MAX 64
+
+enum fast_bp_kind {
+	BP_DECIDE = 1,	/* a decision branch: evaluate it */
+	BP_STEP,	/* step the instruction with the int3 lifted */
+	BP_DIRECT,	/* a direct jmp/call ending a chain early */
+};
+
+struct fast_bp {
+	uint64_t addr;
+	uint8_t orig;
+	uint8_t kind;		/* enum fast_bp_kind */
+	uint8_t iclass;		/* enum bt_insn_class of the instruction */
+	uint8_t emu_ok;
+	struct bt_emu_insn emu;
+	struct fast_bp *next;
+};
+
+/* One block of a thread's predicted path (a copy: blocks may be dropped). */
+struct fast_link {
+	uint64_t start, end, next;
+	uint32_t ninsn;
+	int16_t prev;		/* the link before on its path, -1: first */
+	uint8_t taken;		/* entered by prev's conditional, taken */
+	uint8_t how;		/* enum bt_block_end */
+	uint8_t term_class;
+};
+
+/* The function entries of traced code, for callbacks from untraced code. */
+struct fast_entry {
+	uint64_t stop;		/* the stop point of the entry's chain */
+	uint64_t entry;
+};
+
+enum fast_state {
+	FT_RUN = 0,	/* running natively along its chain */
+	FT_SIGSTEP,	/* stepping into a signal handler */
+	FT_STEPOVER,	/* stepping an instruction under a lifted int3 */
+	FT_STEP,	/* stepping code that may change (no int3 there) */
+	FT_NATIVE,	/* in untraced code: runs free until re-entry */
+};
+
+struct fast_thread {
+	struct fast_link chain[CHAIN_MAX];
+	size_t nchain;
+	uint32_t acc;		/* instructions since the last branch */
+	int state;		/* enum fast_state */
+	int need_step;		/* trap left it at an int3 to step over */
+	int back_native;	/* that step is not traced: FT_NATIVE after */
+	struct user_regs_struct pre;	/* registers before a step */
+	uint64_t lifted;	/* FT_STEPOVER: the int3 put back after */
+	uint64_t stop;		/* where the chain ends (its int3), or 0 */
+	int last;		/* the main path's last link, -1: none */
+	/* untraced code (filters, from_sym) */
+	uint64_t left_to;	/* first untraced address */
+	struct fast_entry ret_stack[RET_STACK_MAX];	/* return addresses */
+	size_t nret;
+};
+
+/* A module mapping and whether it is traced. */
+struct fast_region {
+	uint64_t start, end;
+	int traced;
+	int volatile_code;	/* writable or anonymous: step it */
+};
+
+
+struct fast {
+	int memfd;
+	pid_t mem_pid;
+	struct bt_block_cache *blocks;
+	struct bt_disasm *dis;
+	struct bt_emu *emu;
+	struct fast_bp **bp;
+	size_t nbp_bucket, nbp;
+	uint64_t restorers[16];
+	size_t nrestorers;
+	struct fast_region *region;
+	size_t nregion;
+	int maps_stale;
+	int filtered;		/* only/exclude given */
+	int armed;		/* tracing (from_sym reached, or none) */
+	uint64_t from_addr, until_addr;
+	struct fast_entry *entries;
+	size_t nentries;
+	int entries_done;
+	int setup_done;
+	int no_taken_sides;	/* chains for entries: main path only */
+	int lifted_all;		/* every int3 out while a vfork child runs */
+	struct fast_thread scratch;	/* chains built for entries */
+};
+
+static struct fast *fast_of(struct bt_target *t)
+{
+	return t->bk;
+}
+
+/* ---- breakpoints ---------------------------------------------------- */
+
+static size_t bp_hash(uint64_t addr, size_t n)
+{
+	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 24) & (n - 1);
+}
+
+static struct fast_bp *bp_find(const struct fast *f, uint64_t addr)
+{
+	struct fast_bp *b;
+
+	if (!f->nbp)
+		return NULL;
+	for (b = f->bp[bp_hash(addr, f->nbp_bucket)]; b; b = b->next)
+		if (b->addr == addr)
+			return b;
+	return NULL;
+}
+
+static int mem_open(struct bt_target *t, struct fast *f)
+{
+	char path[64];
+
+	if (f->memfd >= 0 && f->mem_pid == t->pid)
+		return 0;
+	if (f->memfd >= 0)
+		close(f->memfd);
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)t->pid);
+	f->memfd = open(path, O_RDWR | O_CLOEXEC);
+	if (f->memfd < 0)
+		return bt_fail(bte_perm, errno, "open(%s)", path);
+	f->mem_pid = t->pid;
+	return 0;
+}
+
+static int mem_poke(struct fast *f, uint64_t addr, uint8_t byte)
+{
+	if (f->lifted_all && byte == 0xcc)
+		return 0;	/* a vfork child runs in this memory */
+	if (pwrite(f->memfd, &byte, 1, (off_t)addr) != 1)
+		return bt_fail(bte_io, errno, "write 0x%llx",
+			       (unsigned long long)addr);
+	return 0;
+}
+
+static void fast_hide(struct bt_target *t, uint64_t addr, void *buf,
+		      size_t len)
+{
+	struct fast *f = fast_of(t);
+	uint8_t *p = buf;
+	size_t i;
+
+	if (!f || !f->nbp)
+		return;
+	for (i = 0; i < len; i++) {
+		const struct fast_bp *b = bp_find(f, addr + i);
+
+		if (b)
+			p[i] = b->orig;
+	}
+}
+
+/* Read code as the program sees it: every int3 of btrace hidden. */
+static int fast_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	if (bt_target_mem(ctx, addr, buf, len) != (ssize_t)len)
+		return -bte_io;
+	return 0;
+}
+
+static void bp_grow(struct fast *f)
+{
+	size_t n = f->nbp_bucket ? f->nbp_bucket * 2 : 1024, i;
+	struct fast_bp **nb = calloc(n, sizeof(*nb));
+
+	if (!nb)
+		return;
+	for (i = 0; i < f->nbp_bucket; i++) {
+		struct fast_bp *b = f->bp[i], *next;
+
+		for (; b; b = next) {
+			size_t h = bp_hash(b->addr, n);
+
+			next = b->next;
+			b->next = nb[h];
+			nb[h] = b;
+		}
+	}
+	free(f->bp);
+	f->bp = nb;
+	f->nbp_bucket = n;
+}
+
+static int bp_insert(struct bt_target *t, uint64_t addr, int kind,
+		     struct fast_bp **out)
+{
+	struct fast *f = fast_of(t);
+	uint8_t code[BT_INSN_MAX_LEN], orig;
+	struct bt_insn in;
+	struct fast_bp *b;
+	size_t h;
+	int ret;
+
+	b = bp_find(f, addr);
+	if (b) {
+		if (kind == BP_STEP || b->kind == BP_STEP)
+			b->kind = BP_STEP;
+		*out = b;
+		return 0;
+	}
+	if (fast_read(t, addr, code, 1) < 0)
+		return -bte_io;
+	memset(code + 1, 0, sizeof(code) - 1);
+	/* the rest may be short at the end of a mapping */
+	fast_read(t, addr + 1, code + 1, sizeof(code) - 1);
+	orig = code[0];
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return bt_fail(bte_nomem, ENOMEM, "breakpoint");
+	b->addr = addr;
+	b->orig = orig;
+	b->kind = (uint8_t)kind;
+	if (bt_insn_decode(f->dis, code, sizeof(code), addr, &in) == 0)
+		b->iclass = in.iclass;
+	b->emu_ok = bt_emu_decode(f->emu, code, sizeof(code), addr,
+				  &b->emu) == 0;
+	ret = mem_poke(f, addr, 0xcc);
+	if (ret < 0) {
+		free(b);
+		return ret;
+	}
+	if (f->nbp >= f->nbp_bucket)
+		bp_grow(f);
+	h = bp_hash(addr, f->nbp_bucket);
+	b->next = f->bp[h];
+	f->bp[h] = b;
+	f->nbp++;
+	*out = b;
+	return 0;
+}
+
+/* Put back the original bytes of every int3 in [start, end). */
+static void bp_remove_range(struct fast *f, uint64_t start, uint64_t end,
+			    int write)
+{
+	size_t i;
+
+	for (i = 0; i < f->nbp_bucket; i++) {
+		struct fast_bp **pp = &f->bp[i];
+
+		while (*pp) {
+			struct fast_bp *b = *pp;
+
+			if (b->addr >= start && b->addr < end) {
+				if (write)
+					mem_poke(f, b->addr, b->orig);
+				*pp = b->next;
+				free(b);
+				f->nbp--;
+			} else {
+				pp = &b->next;
+			}
+		}
+	}
+}
+
+/* ---- the map of code: traced, untraced, volatile -------------------- */
+
+static int glob_match(const char *const *globs, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (; globs && *globs; globs++)
+		if (!fnmatch(*globs, path, 0) || !fnmatch(*globs, base, 0))
+			return 1;
+	return 0;
+}
+
+static int module_traced(const struct bt_target *t, const char *path)
+{
+	const struct bt_target_opts *o = &t->opts;
+
+	if (o->only && o->only[0] && !(path && glob_match(o->only, path)))
+		return 0;
+	if (o->exclude && path && glob_match(o->exclude, path))
+		return 0;
+	return 1;
+}
+
+static int regions_load(struct bt_target *t, struct fast *f)
+{
+	struct bt_maps maps;
+	size_t i, n = 0;
+	int ret;
+
+	ret = bt_maps_read(t->pid, &maps);
+	if (ret < 0)
+		return ret;
+	free(f->region);
+	f->region = calloc(maps.count ? maps.count : 1, sizeof(*f->region));
+	f->nregion = 0;
+	if (!f->region) {
+		bt_maps_release(&maps);
+		return bt_fail(bte_nomem, ENOMEM, "regions");
+	}
+	for (i = 0; i < maps.count; i++) {
+		const struct bt_map *m = &maps.map[i];
+		struct fast_region *r = &f->region[n];
+		int file = m->path && m->path[0] == '/';
+
+		if (!(m->prot & BT_MAP_X))
+			continue;
+		r->start = m->start;
+		r->end = m->end;
+		r->traced = module_traced(t, m->path);
+		r->volatile_code = (m->prot & BT_MAP_W) ||
+				   !(file || (m->path && !strcmp(m->path, "[vdso]")));
+		n++;
+	}
+	f->nregion = n;
+	f->maps_stale = 0;
+	bt_maps_release(&maps);
+	return 0;
+}
+
+static const struct fast_region *region_find(struct bt_target *t,
+					     uint64_t addr)
+{
+	struct fast *f = fast_of(t);
+	size_t i;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		if (f->maps_stale || pass)
+			if (regions_load(t, f) < 0)
+				return NULL;
+		for (i = 0; i < f->nregion; i++)
+			if (addr >= f->region[i].start && addr < f->region[i].end)
+				return &f->region[i];
+	}
+	return NULL;
+}
+
+/* Code at @addr we run through the block cache and int3s. */
+static int addr_fast(struct bt_target *t, uint64_t addr)
+{
+	const struct fast_region *r = region_find(t, addr);
+
+	return r && r->traced && !r->volatile_code;
+}
+
+static int addr_traced(struct bt_target *t, uint64_t addr)
+{
+	const struct fast_region *r = region_find(t, addr);
+
+	return !r || r->traced;
+}
+
+/* ---- recording ------------------------------------------------------ */
+
+/* @n more instructions ran (traced) in @th since its last branch. */
+static void acc_add(struct bt_target *t, struct bt_thread *th, uint32_t n)
+{
+	struct fast_thread *ft = th->bk;
+
+	ft->acc += n;
+	t->stats.instructions += n;
+}
+
+static void rec(struct bt_target *t, struct bt_thread *th, uint64_t from,
+		uint64_t to, int kind, int flags)
+{
+	struct fast_thread *ft = th->bk;
+
+	bt_thread_record(t, th, from, to, ft->acc, kind, flags);
+	ft->acc = 0;
+}
+
+static void rec_gap(struct bt_target *t, struct bt_thread *th, uint64_t from,
+		    uint64_t to, int reason)
+{
+	struct fast_thread *ft = th->bk;
+	struct bt_rec_branch r;
+
+	memset(&r, 0, sizeof(r));
+	r.from = from;
+	r.to = to;
+	r.kind = BT_BR_GAP;
+	r.gap = (uint16_t)reason;
+	bt_ring_write(th->ring, BT_REC_BRANCH, &r.from,
+		      sizeof(r) - sizeof(r.hdr));
+	ft->acc = 0;
+}
+
+/* Instructions of @l executed before @pc. */
+static uint32_t link_insns_before(struct bt_target *t,
+				  const struct fast_link *l, uint64_t pc)
+{
+	const struct bt_block *b;
+
+	if (pc >= l->next)
+		return l->ninsn;
+	if (bt_block_get(fast_of(t)->blocks, l->start, fast_read, t, &b) < 0)
+		return 0;
+	return bt_block_insns_before(b, pc);
+}
+
+/* Record how the path went from link @l to link @to (its successor). */
+static void link_pass(struct bt_target *t, struct bt_thread *th,
+		      const struct fast_link *l, const struct fast_link *to)
+{
+	acc_add(t, th, l->ninsn);
+	if (to->start == l->next)
+		return;		/* going on at the next one is no branch */
+	if (to->taken)
+		rec(t, th, l->end, to->start, BT_BR_COND, 0);
+	else if (l->how == BT_BLOCK_BRANCH && (l->term_class == BT_INSN_JUMP ||
+					       l->term_class == BT_INSN_CALL))
+		rec(t, th, l->end, to->start,
+		    bt_insn_branch_kind(l->term_class), 0);
+	/* else fell through: a conditional not taken, a syscall, a cut */
+}
+
+/*
+ * The thread stopped at @pc: what it ran of its chain since it was
+ * resumed goes into its ring.  The links are disjoint in the address
+ * space, so the one holding @pc says which path the thread took: the main
+ * one (conditionals not taken), or the taken side of one conditional.
+ * The chain is then empty.
+ */
+static void chain_commit(struct bt_target *t, struct bt_thread *th,
+			 uint64_t pc)
+{
+	struct fast_thread *ft = th->bk;
+	int path[CHAIN_MAX], np = 0, i, at = -1, n = (int)ft->nchain;
+	int full = 0;
+
+	ft->nchain = 0;
+	if (!n)
+		return;
+	for (i = 0; i < n && at < 0; i++)
+		if (pc >= ft->chain[i].start && pc < ft->chain[i].next)
+			at = i;
+	if (at < 0 && ft->last >= 0 && pc == ft->chain[ft->last].next) {
+		at = ft->last;	/* past a final int3 or syscall */
+		full = 1;
+	}
+	if (at < 0) {
+		rec_gap(t, th, ft->chain[0].start, pc, BT_GAP_DECODE);
+		return;
+	}
+	for (i = at; i >= 0 && np < CHAIN_MAX; i = ft->chain[i].prev)
+		path[np++] = i;
+	for (i = np - 1; i > 0; i--)
+		link_pass(t, th, &ft->chain[path[i]], &ft->chain[path[i - 1]]);
+	if (full)
+		acc_add(t, th, ft->chain[at].ninsn);
+	else
+		acc_add(t, th, link_insns_before(t, &ft->chain[at], pc));
+}
+
+/* ---- the path ahead ------------------------------------------------- */
+
+static int is_restorer(const struct fast *f, uint64_t start)
+{
+	size_t i;
+
+	for (i = 0; i < f->nrestorers; i++)
+		if (f->restorers[i] == start)
+			return 1;
+	return 0;
+}
+
+static int link_overlaps(const struct fast_thread *ft, uint64_t start,
+			 uint64_t next)
+{
+	size_t i;
+
+	for (i = 0; i < ft->nchain; i++)
+		if (start < ft->chain[i].next && ft->chain[i].start < next)
+			return 1;
+	return 0;
+}
+
+/* Where the chain must stop: an int3 of @kind at @addr. */
+static int chain_stop(struct bt_target *t, struct fast_thread *ft,
+		      uint64_t addr, int kind)
+{
+	struct fast_bp *b;
+
+	ft->stop = addr;
+	return bp_insert(t, addr, kind, &b);
+}
+
+static int stop_kind(const struct bt_block *b)
+{
+	switch (b->term_class) {
+	case BT_INSN_COND:
+	case BT_INSN_RET:
+	case BT_INSN_IJUMP:
+	case BT_INSN_ICALL:
+	case BT_INSN_JUMP:
+	case BT_INSN_CALL:
+		return b->emu_ok ? BP_DECIDE : BP_STEP;
+	default:
+		return BP_STEP;
+	}
+}
+
+/*
+ * The main path cannot go on at @next: it ends with its last link, whose
+ * terminator gets the int3 (a jump, call or conditional is evaluated
+ * there), or, after a fall-through, at @next to be stepped.
+ */
+static int chain_cut(struct bt_target *t, struct fast_thread *ft,
+		     uint64_t next)
+{
+	const struct fast_link *l = &ft->chain[ft->last];
+
+	ft->nchain = (size_t)ft->last + 1;	/* drops its taken side */
+	if (l->how == BT_BLOCK_BRANCH &&
+	    (l->term_class == BT_INSN_JUMP || l->term_class == BT_INSN_CALL ||
+	     l->term_class == BT_INSN_COND))
+		return chain_stop(t, ft, l->end,
+				  l->term_class == BT_INSN_COND ? BP_DECIDE :
+								  BP_DIRECT);
+	return chain_stop(t, ft, next, BP_STEP);
+}
+
+/* Append the block at @a to the chain, after link @prev. */
+static int link_add(struct bt_target *t, struct fast_thread *ft, uint64_t a,
+		    int prev, int taken, const struct bt_block **out)
+{
+	const struct bt_block *b;
+	struct fast_link *l;
+	int ret;
+
+	if (ft->nchain == CHAIN_MAX || !addr_fast(t, a))
+		return -bte_nosys;
+	ret = bt_block_get(fast_of(t)->blocks, a, fast_read, t, &b);
+	if (ret < 0)
+		return ret;
+	if (link_overlaps(ft, b->start, b->next))
+		return -bte_nosys;
+	l = &ft->chain[ft->nchain++];
+	l->start = b->start;
+	l->end = b->end;
+	l->next = b->next;
+	l->ninsn = b->ninsn;
+	l->prev = (int16_t)prev;
+	l->taken = (uint8_t)taken;
+	l->how = b->how;
+	l->term_class = b->term_class;
+	*out = b;
+	return 0;
+}
+
+#define TAKEN_MAX 8	/* blocks followed on a conditional's taken side */
+
+/*
+ * Can the conditional ending link @cond go unwatched?  Its taken side is
+ * followed through direct transfers to the next decision branch, which
+ * gets an int3: a thread stopping there took the branch.  Every block of
+ * that side must be new to the chain (links stay disjoint).  Returns 1
+ * with the links added, 0 (nothing added) if not.
+ */
+static int chain_taken_side(struct bt_target *t, struct fast_thread *ft,
+			    int cond, uint64_t target)
+{
+	size_t n0 = ft->nchain;
+	uint64_t a = target;
+	int prev = cond, taken = 1, i;
+
+	for (i = 0; i < TAKEN_MAX; i++) {
+		const struct bt_block *b;
+		struct fast_bp *bp;
+
+		if (link_add(t, ft, a, prev, taken, &b) < 0)
+			break;
+		prev = (int)ft->nchain - 1;
+		taken = 0;
+		if (b->how == BT_BLOCK_CUT) {
+			a = b->next;
+			continue;
+		}
+		if (b->how != BT_BLOCK_BRANCH)
+			break;
+		if (b->term_class == BT_INSN_JUMP || b->term_class == BT_INSN_CALL) {
+			a = b->target;
+			continue;
+		}
+		if (stop_kind(b) != BP_DECIDE || b->term_class == BT_INSN_JUMP ||
+		    b->term_class == BT_INSN_CALL)
+			break;
+		if (bp_insert(t, b->end, BP_DECIDE, &bp) < 0)
+			break;
+		return 1;
+	}
+	ft->nchain = n0;
+	return 0;
+}
+
+/* The next main-path block after @b, 0 when the chain stops at @b. */
+static int link_follow(struct bt_target *t, struct fast_thread *ft,
+		       const struct bt_block *b, uint64_t *next)
+{
+	struct fast *f = fast_of(t);
+
+	*next = 0;
+	if (b->how == BT_BLOCK_CUT) {
+		*next = b->next;
+		return 0;
+	}
+	if (b->how == BT_BLOCK_BAD)
+		return chain_stop(t, ft, b->next, BP_STEP);
+	switch (b->term_class) {
+	case BT_INSN_JUMP:
+	case BT_INSN_CALL:
+		*next = b->target;
+		return 0;
+	case BT_INSN_SYSCALL:
+		/* only "syscall" comes back; rt_sigreturn is stepped */
+		if (b->next - b->end == 2 && !is_restorer(f, b->start)) {
+			*next = b->next;
+			return 0;
+		}
+		return chain_stop(t, ft, b->end, BP_STEP);
+	case BT_INSN_INT3:
+		return 0;	/* the program's own: it traps by itself */
+	case BT_INSN_COND:
+		if (!f->no_taken_sides && b->emu_ok && b->target &&
+		    chain_taken_side(t, ft, ft->last, b->target)) {
+			*next = b->next;
+			return 0;
+		}
+		return chain_stop(t, ft, b->end, stop_kind(b));
+	default:
+		return chain_stop(t, ft, b->end, stop_kind(b));
+	}
+}
+
+/*
+ * Predict the paths from @pc up to the decision branches that will stop
+ * the thread, and make sure int3s wait there.  Returns 0, or -bte_io when
+ * no code can be read at @pc (the caller steps: the fault, if any, happens
+ * for real).
+ */
+static int chain_build(struct bt_target *t, struct bt_thread *th, uint64_t pc)
+{
+	struct fast_thread *ft = th->bk;
+	uint64_t a = pc;
+	int ret;
+
+	ft->nchain = 0;
+	ft->stop = 0;
+	ft->last = -1;
+	for (;;) {
+		const struct bt_block *b;
+		uint64_t next;
+
+		ret = link_add(t, ft, a, ft->last, 0, &b);
+		if (ret < 0) {
+			if (ft->last < 0)
+				return ret == -bte_nosys ? -bte_io : ret;
+			return chain_cut(t, ft, a);
+		}
+		ft->last = (int)ft->nchain - 1;
+		ret = link_follow(t, ft, b, &next);
+		if (ret < 0 || !next)
+			return ret;
+		a = next;
+	}
+}
+
+/* ---- untraced code -------------------------------------------------- */
+
+/* The stop point of the chain from @entry (0 if it has none). */
+static uint64_t entry_stop(struct bt_target *t, uint64_t entry)
+{
+	struct fast *f = fast_of(t);
+	struct bt_thread tmp = { .bk = &f->scratch };
+	int ret;
+
+	if (!addr_fast(t, entry))
+		return 0;
+	f->no_taken_sides = 1;
+	ret = chain_build(t, &tmp, entry);
+	f->no_taken_sides = 0;
+	return ret < 0 ? 0 : f->scratch.stop;
+}
+
+static int entry_add(struct fast *f, uint64_t entry, uint64_t stop)
+{
+	struct fast_entry *e;
+
+	if (!stop)
+		return 0;
+	e = realloc(f->entries, (f->nentries + 1) * sizeof(*e));
+	if (!e)
+		return bt_fail(bte_nomem, ENOMEM, "entries");
+	f->entries = e;
+	e[f->nentries].entry = entry;
+	e[f->nentries].stop = stop;
+	f->nentries++;
+	return 0;
+}
+
+static int fast_syms_each(struct bt_target *t,
+			  int (*fn)(struct bt_target *t, const char *name,
+				    uint64_t addr, void *ctx),
+			  void *ctx);
+
+static int entries_add_sym(struct bt_target *t, const char *name,
+			   uint64_t addr, void *ctx)
+{
+	if (!addr_fast(t, addr))
+		return 0;
+	return entry_add(fast_of(t), addr, entry_stop(t, addr));
+}
+
+/*
+ * Callbacks from untraced code into traced code land on function entries:
+ * the first stop point after each one gets its int3, so that a thread
+ * running natively stops there and can tell where it came back.
+ */
+static void entries_install(struct bt_target *t)
+{
+	struct fast *f = fast_of(t);
+
+	if (f->entries_done || !f->filtered)
+		return;
+	f->entries_done = 1;
+	fast_syms_each(t, entries_add_sym, NULL);
+}
+
+/* Leave traced code at @to; the thread comes back at @ret or a callback. */
+static void native_enter(struct bt_target *t, struct bt_thread *th,
+			 uint64_t to, uint64_t ret)
+{
+	struct fast_thread *ft = th->bk;
+
+	ft->state = FT_NATIVE;
+	ft->left_to = to;
+	entries_install(t);
+	if (ret && addr_fast(t, ret) && ft->nret < RET_STACK_MAX) {
+		uint64_t stop = entry_stop(t, ret);
+
+		if (stop) {
+			ft->ret_stack[ft->nret].entry = ret;
+			ft->ret_stack[ft->nret].stop = stop;
+			ft->nret++;
+		}
+	}
+}
+
+/* Where did a thread running natively come back, given the int3 at @stop? */
+static uint64_t native_reentry(struct bt_target *t, struct fast_thread *ft,
+			       uint64_t stop)
+{
+	struct fast *f = fast_of(t);
+	size_t i;
+
+	for (i = ft->nret; i-- > 0;)
+		if (ft->ret_stack[i].stop == stop) {
+			ft->nret = i;	/* frames above it are gone */
+			return ft->ret_stack[i].entry;
+		}
+	for (i = 0; i < f->nentries; i++)
+		if (f->entries[i].stop == stop)
+			return f->entries[i].entry;
+	return 0;
+}
+
+/* @th, running natively, hit our int3 at @stop: back in traced code. */
+static void native_leave(struct bt_target *t, struct bt_thread *th,
+			 uint64_t stop)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	uint64_t entry = native_reentry(t, ft, stop);
+	int reason = f->armed ? BT_GAP_UNTRACED : BT_GAP_DISABLED;
+
+	if (!f->armed && f->from_addr && entry != f->from_addr) {
+		ft->state = FT_NATIVE;	/* not yet */
+		return;
+	}
+	f->armed = 1;
+	ft->state = FT_RUN;
+	if (!entry) {
+		rec_gap(t, th, ft->left_to, stop, reason);
+		ft->nchain = 0;
+		return;
+	}
+	rec_gap(t, th, ft->left_to, entry, reason);
+	f->no_taken_sides = 1;
+	if (chain_build(t, th, entry) < 0)
+		ft->nchain = 0;
+	f->no_taken_sides = 0;
+	chain_commit(t, th, stop);
+}
+
+/* ---- stops ---------------------------------------------------------- */
+
+static int set_regs(struct bt_thread *th, const struct user_regs_struct *r)
+{
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, r) < 0)
+		return bt_fail(bte_ptrace, errno, "ptrace(SETREGS, %d)",
+			       (int)th->tid);
+	return 0;
+}
+
+static int emu_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return fast_read(ctx, addr, buf, len);
+}
+
+/* Record the taken branch @from -> @to of class @iclass and follow it. */
+static void branch_taken(struct bt_target *t, struct bt_thread *th,
+			 uint64_t from, uint64_t to, int iclass,
+			 const struct user_regs_struct *after)
+{
+	struct fast_thread *ft = th->bk;
+	uint64_t ret = 0;
+
+	rec(t, th, from, to, bt_insn_branch_kind(iclass), 0);
+	if (addr_traced(t, to))
+		return;
+	/*
+	 * Into untraced code: where will it come back?  A call pushed the
+	 * return address; a jump (a tail call, a PLT stub, the lazy binding
+	 * stub that pushed two words more) finds it a little deeper.
+	 */
+	if (iclass == BT_INSN_CALL || iclass == BT_INSN_ICALL) {
+		fast_read(t, after->rsp, &ret, sizeof(ret));
+	} else if (iclass == BT_INSN_JUMP || iclass == BT_INSN_IJUMP) {
+		uint64_t slot[3] = { 0 };
+		size_t i;
+
+		fast_read(t, after->rsp, slot, sizeof(slot));
+		for (i = 0; i < 3 && !ret; i++)
+			if (addr_fast(t, slot[i]))
+				ret = slot[i];
+	}
+	native_enter(t, th, to, ret);
+	(void)ft;
+}
+
+/*
+ * @th stopped on our int3 @b (regs->rip is back at the instruction).
+ * Evaluate the branch and move the thread on, or leave it there to be
+ * stepped.  Returns 0 or a negative bt_error.
+ */
+static int bp_hit(struct bt_target *t, struct bt_thread *th,
+		  struct fast_bp *b, struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	struct user_regs_struct r = *regs;
+	struct bt_emu_result res;
+
+	if (b->kind == BP_STEP || !b->emu_ok ||
+	    bt_emu_eval(&b->emu, &r, emu_read, t, &res) < 0)
+		goto step;
+	if (res.push && pwrite(f->memfd, &res.push_value, 8, (off_t)r.rsp) != 8)
+		goto step;
+	if (set_regs(th, &r) < 0)
+		return -bte_ptrace;
+	acc_add(t, th, 1);
+	*regs = r;
+	/* as single-stepping sees it: going on at the next one is no branch */
+	if (res.taken && res.next != b->addr + b->emu.len)
+		branch_taken(t, th, b->addr, res.next, b->iclass, &r);
+	return 0;
+step:
+	ft->need_step = 1;
+	return set_regs(th, regs);
+}
+
+/* What a step of the instruction at @pre should have done without a signal. */
+static uint64_t step_expected(struct bt_target *t, const struct bt_insn *in,
+			      const struct user_regs_struct *pre,
+			      const uint8_t *code)
+{
+	struct fast *f = fast_of(t);
+	struct user_regs_struct r = *pre;
+	struct bt_emu_result res;
+	struct bt_emu_insn ei;
+
+	if (in->rep)
+		return 0;	/* may stay on itself */
+	if (bt_emu_decode(f->emu, code, in->len, in->addr, &ei) == 0 &&
+	    bt_emu_eval(&ei, &r, emu_read, t, &res) == 0)
+		return res.next;
+	return in->addr + in->len;
+}
+
+/* A step of the instruction at ft->pre ended at @post: record it. */
+static void step_done(struct bt_target *t, struct bt_thread *th,
+		      const struct user_regs_struct *post)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	const struct user_regs_struct *pre = &ft->pre;
+	uint8_t code[BT_INSN_MAX_LEN] = { 0 };
+	struct bt_insn in;
+	int state = ft->state;
+
+	if (state == FT_STEPOVER && ft->lifted) {
+		mem_poke(f, ft->lifted, 0xcc);
+		ft->lifted = 0;
+	}
+	ft->state = FT_RUN;
+	if (ft->back_native) {
+		ft->back_native = 0;
+		ft->state = FT_NATIVE;
+		return;
+	}
+	fast_read(t, pre->rip, code, 1);
+	fast_read(t, pre->rip + 1, code + 1, sizeof(code) - 1);
+	if (bt_insn_decode(f->dis, code, sizeof(code), pre->rip, &in) < 0) {
+		in.addr = pre->rip;
+		in.len = 0;
+		in.iclass = BT_INSN_FAR;
+		in.rep = 0;
+	}
+	if (state == FT_SIGSTEP && post->rip != pre->rip &&
+	    post->rip != step_expected(t, &in, pre, code)) {
+		uint64_t restorer = 0;
+
+		/* the handler's frame returns through the restorer */
+		rec(t, th, pre->rip, post->rip, BT_BR_INTR, 0);
+		if (fast_read(t, post->rsp, &restorer, 8) == 0 &&
+		    !is_restorer(f, restorer) &&
+		    f->nrestorers < BT_ARRAY_SIZE(f->restorers)) {
+			f->restorers[f->nrestorers++] = restorer;
+			bt_block_invalidate(f->blocks, restorer, restorer + 1);
+		}
+		return;
+	}
+	if (in.rep && post->rip == pre->rip)
+		return;		/* one more iteration */
+	acc_add(t, th, 1);
+	if (post->rip == in.addr + in.len)
+		return;		/* fell through (a jump to the next one too) */
+	if (in.iclass == BT_INSN_OTHER || in.iclass == BT_INSN_INT3)
+		rec(t, th, in.addr, post->rip, BT_BR_INTR, 0);
+	else if (in.iclass == BT_INSN_SYSCALL)
+		rec(t, th, in.addr, post->rip, BT_BR_SYSRET,
+		    pre->rax == SYS_rt_sigreturn ||
+		    post->orig_rax == SYS_rt_sigreturn ? BT_BRF_SIGRETURN : 0);
+	else
+		branch_taken(t, th, in.addr, post->rip, in.iclass, post);
+}
+
+static int do_ptrace(int req, struct bt_thread *th, int sig)
+{
+	if (ptrace(req, th->tid, 0, (void *)(long)sig) < 0)
+		return bt_fail(errno == ESRCH ? bte_exited : bte_ptrace, errno,
+			       "ptrace(%s, %d)",
+			       req == PTRACE_CONT ? "CONT" : "SINGLESTEP",
+			       (int)th->tid);
+	return 0;
+}
+
+static int step(struct bt_thread *th, int state,
+		const struct user_regs_struct *regs, int sig)
+{
+	struct fast_thread *ft = th->bk;
+
+	ft->state = state;
+	ft->pre = *regs;
+	return do_ptrace(PTRACE_SINGLESTEP, th, sig);
+}
+
+static int fast_triggers(struct bt_target *t, struct fast *f);
+
+/* Put every int3 back (after a vfork child left our memory). */
+static void bp_reinsert_all(struct fast *f)
+{
+	size_t i;
+
+	f->lifted_all = 0;
+	for (i = 0; i < f->nbp_bucket; i++) {
+		struct fast_bp *b;
+
+		for (b = f->bp[i]; b; b = b->next)
+			mem_poke(f, b->addr, 0xcc);
+	}
+}
+
+static void fast_fork(struct bt_target *t, pid_t child, int shared)
+{
+	struct fast *f = fast_of(t);
+	char path[64];
+	size_t i;
+	int fd;
+
+	if (!f || !f->nbp)
+		return;
+	if (shared) {
+		for (i = 0; i < f->nbp_bucket; i++) {
+			struct fast_bp *b;
+
+			for (b = f->bp[i]; b; b = b->next)
+				mem_poke(f, b->addr, b->orig);
+		}
+		f->lifted_all = 1;
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)child);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (i = 0; i < f->nbp_bucket; i++) {
+		struct fast_bp *b;
+
+		for (b = f->bp[i]; b; b = b->next)
+			if (pwrite(fd, &b->orig, 1, (off_t)b->addr) != 1)
+				break;
+	}
+	close(fd);
+}
+
+/* A new address space: every int3 and decoded block is gone with it. */
+static void fast_exec(struct bt_target *t, struct fast *f)
+{
+	size_t i;
+
+	bp_remove_range(f, 0, ~0ull, 0);
+	bt_block_clear(f->blocks);
+	f->nrestorers = 0;
+	f->nentries = 0;
+	f->entries_done = 0;
+	f->maps_stale = 1;
+	f->mem_pid = 0;
+	for (i = 0; i < t->nthreads; i++) {
+		struct fast_thread *ft = t->threads[i]->bk;
+
+		if (ft) {
+			ft->nchain = 0;
+			ft->nret = 0;
+		}
+	}
+}
+
+/* First resume after launch, attach or exec: the process is there. */
+static int fast_setup(struct bt_target *t, struct bt_thread *th)
+{
+	struct fast *f = fast_of(t);
+	int ret;
+
+	if (th->why == BT_TS_EVENT && th->event == PTRACE_EVENT_EXEC &&
+	    f->setup_done) {
+		fast_exec(t, f);
+		f->setup_done = 0;
+	}
+	if (f->lifted_all && th->why == BT_TS_EVENT &&
+	    th->event == PTRACE_EVENT_VFORK_DONE)
+		bp_reinsert_all(f);
+	if (f->setup_done)
+		return 0;
+	f->setup_done = 1;
+	ret = mem_open(t, f);
+	if (ret < 0)
+		return ret;
+	return fast_triggers(t, f);
+}
+
+static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	struct user_regs_struct regs;
+	int ret;
+
+	ret = fast_setup(t, th);
+	if (ret < 0)
+		return ret;
+
+	ret = bt_thread_regs(th, &regs);
+	if (ret < 0)
+		return ret;
+	if (ft->state == FT_NATIVE && !(ft->need_step && !sig))
+		return do_ptrace(PTRACE_CONT, th, sig);
+	ft->back_native = ft->state == FT_NATIVE;
+	chain_commit(t, th, regs.rip);
+	if (sig)
+		return step(th, FT_SIGSTEP, &regs, sig);
+	if (ft->need_step) {
+		struct fast_bp *b = bp_find(f, regs.rip);
+
+		ft->need_step = 0;
+		if (b) {
+			mem_poke(f, b->addr, b->orig);
+			ft->lifted = b->addr;
+		}
+		return step(th, FT_STEPOVER, &regs, 0);
+	}
+	if (!addr_fast(t, regs.rip)) {
+		if (!addr_traced(t, regs.rip)) {
+			native_enter(t, th, regs.rip, 0);
+			return do_ptrace(PTRACE_CONT, th, 0);
+		}
+		return step(th, FT_STEP, &regs, 0);
+	}
+	if (chain_build(t, th, regs.rip) < 0) {
+		ft->nchain = 0;
+		return step(th, FT_STEP, &regs, 0);
+	}
+	ft->state = FT_RUN;
+	return do_ptrace(PTRACE_CONT, th, 0);
+}
+
+/* target.c steps @th over one of its own breakpoints (int3 lifted). */
+static int fast_step(struct bt_target *t, struct bt_thread *th, int sig)
+{
+	struct fast_thread *ft = th->bk;
+	struct user_regs_struct regs;
+	int ret;
+
+	ret = bt_thread_regs(th, &regs);
+	if (ret < 0)
+		return ret;
+	if (ft->state == FT_NATIVE) {
+		ft->back_native = 1;
+		return step(th, FT_STEP, &regs, sig);
+	}
+	chain_commit(t, th, regs.rip);
+	return step(th, sig ? FT_SIGSTEP : FT_STEP, &regs, sig);
+}
+
+static int fast_trap(struct bt_target *t, struct bt_thread *th,
+		     const siginfo_t *si)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	struct user_regs_struct regs;
+	struct fast_bp *b;
+
+	if (!ft || bt_thread_regs(th, &regs) < 0)
+		return 0;
+	if (si->si_code == SI_KERNEL) {
+		b = bp_find(f, regs.rip - 1);
+		if (!b || (ft->state == FT_STEPOVER && b->addr == ft->lifted))
+			return 0;	/* the program's int3 or a btrace break */
+		regs.rip--;
+		if (ft->state == FT_NATIVE) {
+			native_leave(t, th, b->addr);
+			if (ft->state == FT_NATIVE) {
+				ft->need_step = 1;
+				return set_regs(th, &regs) < 0 ? 0 : 1;
+			}
+		} else {
+			/* a step that ran into an int3 is that int3's stop */
+			ft->state = FT_RUN;
+			chain_commit(t, th, b->addr);
+		}
+		return bp_hit(t, th, b, &regs) < 0 ? 0 : 1;
+	}
+	if (ft->state == FT_SIGSTEP || ft->state == FT_STEPOVER ||
+	    ft->state == FT_STEP) {
+		step_done(t, th, &regs);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- symbols, for from/until and the entries of traced code --------- */
+
+struct syms_ctx {
+	struct bt_target *t;
+	int (*fn)(struct bt_target *t, const char *name, uint64_t addr,
+		  void *ctx);
+	void *ctx;
+	int ret;
+};
+
+static int syms_module(Dwfl_Module *mod, void **userdata, const char *name,
+		       Dwarf_Addr base, void *arg)
+{
+	struct syms_ctx *c = arg;
+	int i, n = dwfl_module_getsymtab(mod);
+
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *s = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							NULL, NULL, NULL);
+
+		if (!s || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_shndx == SHN_UNDEF || !addr)
+			continue;
+		c->ret = c->fn(c->t, s, addr, c->ctx);
+		if (c->ret)
+			return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+/* Call @fn for each function symbol of the modules mapped now. */
+static int fast_syms_each(struct bt_target *t,
+			  int (*fn)(struct bt_target *t, const char *name,
+				    uint64_t addr, void *ctx),
+			  void *ctx)
+{
+	static char *debuginfo_path;
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.debuginfo_path = &debuginfo_path,
+	};
+	struct syms_ctx c = { t, fn, ctx, 0 };
+	Dwfl *d = dwfl_begin(&cb);
+
+	if (!d)
+		return bt_fail(bte_nomem, 0, "dwfl_begin");
+	dwfl_report_begin(d);
+	if (dwfl_linux_proc_report(d, t->pid) != 0) {
+		dwfl_end(d);
+		return bt_fail(bte_noent, 0, "modules of %d", (int)t->pid);
+	}
+	dwfl_report_end(d, NULL, NULL);
+	dwfl_getmodules(d, syms_module, &c, 0);
+	dwfl_end(d);
+	return c.ret;
+}
+
+struct sym_find {
+	const char *name;
+	uint64_t addr;
+};
+
+static int sym_find_one(struct bt_target *t, const char *name, uint64_t addr,
+			void *ctx)
+{
+	struct sym_find *sf = ctx;
+
+	if (strcmp(name, sf->name))
+		return 0;
+	sf->addr = addr;
+	return 1;
+}
+
+static int sym_resolve(struct bt_target *t, const char *name, uint64_t *addr)
+{
+	struct sym_find sf = { name, 0 };
+
+	fast_syms_each(t, sym_find_one, &sf);
+	*addr = sf.addr;
+	if (!sf.addr)
+		return bt_fail(bte_noent, 0, "no symbol '%s'", name);
+	return 0;
+}
+
+/* ---- the backend ---------------------------------------------------- */
+
+static int fast_probe(char *why, size_t size)
+{
+	return 0;
+}
+
+static void fast_free(struct fast *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->nbp_bucket; i++) {
+		struct fast_bp *b = f->bp[i], *n;
+
+		for (; b; b = n) {
+			n = b->next;
+			free(b);
+		}
+	}
+	free(f->bp);
+	if (f->memfd >= 0)
+		close(f->memfd);
+	bt_block_cache_free(f->blocks);
+	bt_disasm_free(f->dis);
+	bt_emu_free(f->emu);
+	free(f->region);
+	free(f->entries);
+	free(f);
+}
+
+static int fast_triggers(struct bt_target *t, struct fast *f)
+{
+	const struct bt_target_opts *o = &t->opts;
+	int ret;
+
+	if (o->until_sym && !f->until_addr) {
+		ret = sym_resolve(t, o->until_sym, &f->until_addr);
+		if (ret < 0)
+			return ret;
+		ret = bt_target_break_insert(t, f->until_addr);
+		if (ret < 0)
+			return ret;
+	}
+	if (o->from_sym && !f->from_addr) {
+		ret = sym_resolve(t, o->from_sym, &f->from_addr);
+		if (ret < 0)
+			return ret;
+		ret = entry_add(f, f->from_addr, entry_stop(t, f->from_addr));
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int fast_init(struct bt_target *t)
+{
+	const struct bt_target_opts *o = &t->opts;
+	struct fast *f;
+	int ret;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return bt_fail(bte_nomem, ENOMEM, "fast backend");
+	f->memfd = -1;
+	f->armed = !o->from_sym;
+	f->maps_stale = 1;
+	f->filtered = (o->only && o->only[0]) || (o->exclude && o->exclude[0]);
+	t->bk = f;
+	ret = bt_block_cache_alloc(&f->blocks);
+	if (!ret)
+		ret = bt_disasm_alloc(&f->dis);
+	if (!ret)
+		ret = bt_emu_alloc(&f->emu);
+	if (ret < 0) {
+		t->bk = NULL;
+		fast_free(f);
+	}
+	return ret;
+}
+
+/*
+ * bt_target_cont() returns: every thread stopped.  What each ran of its
+ * chain goes into its ring now, so that stats and captures agree.
+ */
+static void fast_stopped(struct bt_target *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nthreads; i++) {
+		struct bt_thread *th = t->threads[i];
+		struct fast_thread *ft = th->bk;
+		uint64_t pc;
+
+		if (ft && ft->nchain && ft->state != FT_NATIVE &&
+		    th->state == BT_TH_STOPPED && bt_thread_pc(th, &pc) == 0)
+			chain_commit(t, th, pc);
+	}
+}
+
+static void fast_release(struct bt_target *t)
+{
+	struct fast *f = fast_of(t);
+
+	if (f && f->memfd >= 0)
+		bp_remove_range(f, 0, ~0ull, !f->lifted_all);
+}
+
+static void fast_fini(struct bt_target *t)
+{
+	struct fast *f = fast_of(t);
+
+	if (!f)
+		return;
+	bp_remove_range(f, 0, ~0ull, 1);
+	fast_free(f);
+	t->bk = NULL;
+}
+
+static int fast_thread_start(struct bt_target *t, struct bt_thread *th)
+{
+	struct fast_thread *ft = calloc(1, sizeof(*ft));
+
+	if (!ft)
+		return bt_fail(bte_nomem, ENOMEM, "thread");
+	th->bk = ft;
+	if (!fast_of(t)->armed)
+		ft->state = FT_NATIVE;
+	return 0;
+}
+
+static void fast_thread_end(struct bt_target *t, struct bt_thread *th)
+{
+	free(th->bk);
+	th->bk = NULL;
+}
+
+static void fast_signal(struct bt_target *t, struct bt_thread *th, int sig)
+{
+}
+
+static int fast_capture(struct bt_target *t, struct bt_thread *th,
+			struct bt_capture *cap)
+{
+	struct fast_thread *ft = th->bk;
+	struct bt_ring_view view;
+	uint64_t pc;
+	int ret;
+
+	if (ft && ft->state != FT_NATIVE && th->state == BT_TH_STOPPED &&
+	    bt_thread_pc(th, &pc) == 0)
+		chain_commit(t, th, pc);
+	memset(cap, 0, sizeof(*cap));
+	cap->format = BT_FMT_SOFT;
+	cap->tid = th->tid;
+	bt_cpu_read(&cap->cpu);
+	bt_ring_view_init(&view, th->ring);
+	ret = bt_ring_copy(&view, &cap->data, &cap->size);
+	cap->lost = bt_ring_lost_records(th->ring);
+	if (ret == -bte_torn || ret == -bte_corrupt) {
+		cap->status = ret;
+		ret = 0;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+const struct bt_backend_ops bt_backend_soft_fast = {
+	.name = "soft",
+	.id = BT_BACKEND_SOFT,
+	.probe = fast_probe,
+	.init = fast_init,
+	.fini = fast_fini,
+	.thread_start = fast_thread_start,
+	.thread_end = fast_thread_end,
+	.soft_mode = BT_SOFT_FAST,
+	.resume = fast_resume,
+	.step = fast_step,
+	.trap = fast_trap,
+	.fork = fast_fork,
+	.release = fast_release,
+	.stopped = fast_stopped,
+	.hide = fast_hide,
+	.signal = fast_signal,
+	.capture = fast_capture,
+};

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_SOFT_FAST_H
+#define BTRACE_SOFT_FAST_H
+
+/*
+ * The fast software backend (BT_SOFT_FAST): one ptrace stop per decision
+ * branch instead of one per instruction.
+ *
+ * From the pc where a thread is resumed, the path up to the next
+ * conditional branch, return or indirect jump/call is known in advance:
+ * basic blocks (soft_block.h) linked by direct jumps and calls, and
+ * syscalls that come back to the next instruction.  That chain is
+ * remembered per thread and an int3 is put on the decision branch that
+ * ends it (kept there for every later visit, by every thread).  When a
+ * thread stops anywhere -- at such a breakpoint, a signal, an exit -- the
+ * part of its chain before the stop pc is committed to its ring, and a
+ * decision branch is evaluated from registers, flags and memory
+ * (soft_emu.h) and the thread moved on without stepping it.  What cannot be
+ * evaluated is stepped once with its int3 lifted.
+ *
+ * Signals are delivered with a single step so that a handler's entry is
+ * seen (an interrupt branch from the interrupted pc); the return through
+ * rt_sigreturn is stepped at the restorer.  Code in writable or anonymous
+ * executable mappings, and code found changed under a breakpoint, is
+ * single-stepped like the reference mode (BT_SOFT_STEP).
+ *
+ * Module filters (only/exclude) let untraced code run natively: control
+ * leaving traced code is recorded as a branch into untraced code, and its
+ * return (or a callback into a traced function) as a BT_GAP_UNTRACED gap.
+ * from_sym holds every thread in that untraced state until the symbol runs.
+ */
+
+#include "backend.h"
+
+extern const struct bt_backend_ops bt_backend_soft_fast;
+
+#endif /* BTRACE_SOFT_FAST_H */

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+/*
+ * softdiff: the fast software backend against the single-step reference.
+ *
+ *	softdiff [-t] [-v] -- PROGRAM [ARGS...]
+ *
+ * Runs PROGRAM twice under the soft backend, once single-stepping every
+ * instruction (BT_SOFT_STEP) and once in the fast mode (BT_SOFT_FAST), each
+ * until it exits or stops on a fatal signal, and compares every thread's
+ * full branch history, record for record (from, to, kind, flags, gap,
+ * instruction count).  Threads are matched by creation order.
+ *
+ * -s, -f: run one mode only and report it (for benchmarks).
+ * -v: write each thread's history to softdiff.step.N, softdiff.fast.N.
+ * -t: threads run concurrently, so where a thread other than the one that
+ *     stopped had got to, and how often a spin loop went round, depend on
+ *     timing: runs of identical records are compared as one, and for those
+ *     other threads one history must be a prefix of the other.
+ *
+ * Prints one line per run with branches and ptrace stops, and exits 0 when
+ * the histories agree, 1 at the first difference (printed), 2 on errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/personality.h>
+#include <unistd.h>
+
+#include "btrace/btrace.h"
+
+#define MAX_THREADS 64
+
+struct history {
+	pid_t tid;
+	struct bt_rec_branch *rec;
+	size_t n;
+};
+
+struct run {
+	struct history th[MAX_THREADS];
+	size_t nth;
+	pid_t stop_tid;
+	int reason, signal;
+	struct bt_stats stats;
+	double seconds;
+};
+
+static int threaded, verbose, only_mode = -1;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int history_load(struct history *h, const struct bt_capture *cap)
+{
+	const struct bt_rec_hdr *rec;
+	size_t off = 0;
+
+	h->tid = cap->tid;
+	h->rec = calloc(cap->size / sizeof(struct bt_rec_branch) + 1,
+			sizeof(*h->rec));
+	if (!h->rec)
+		return -1;
+	while (bt_rec_next(cap->data, cap->size, &off, &rec) == 0) {
+		struct bt_rec_branch *r = &h->rec[h->n];
+
+		if (rec->type != BT_REC_BRANCH)
+			continue;
+		memcpy(r, rec, sizeof(*r));
+		memset(&r->hdr, 0, sizeof(r->hdr));
+		if (threaded && h->n && !memcmp(r, r - 1, sizeof(*r)))
+			continue;
+		h->n++;
+	}
+	return 0;
+}
+
+static int run_one(int mode, char **argv, struct run *run)
+{
+	struct bt_target_opts o;
+	struct bt_target *t;
+	struct bt_stop stop;
+	pid_t tids[MAX_THREADS];
+	size_t i, n;
+	double t0 = now();
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.backend = BT_BACKEND_SOFT;
+	o.soft_mode = mode;
+	o.buffer_size = 64u << 20;
+	ret = bt_target_launch(&t, &o, argv);
+	if (ret < 0) {
+		fprintf(stderr, "softdiff: cannot launch %s: %s (%s)\n",
+			argv[0], bt_errstr(ret), bt_errdetail());
+		return -1;
+	}
+	for (;;) {
+		ret = bt_target_cont(t, &stop);
+		if (ret < 0) {
+			fprintf(stderr, "softdiff: %s (%s)\n", bt_errstr(ret),
+				bt_errdetail());
+			bt_target_free(t);
+			return -1;
+		}
+		if (stop.reason == BT_STOP_SIGNAL || stop.reason == BT_STOP_EXIT ||
+		    stop.reason == BT_STOP_KILLED)
+			break;
+	}
+	run->seconds = now() - t0;
+	run->stop_tid = stop.tid;
+	run->reason = stop.reason;
+	run->signal = stop.signal;
+	n = bt_target_threads(t, tids, MAX_THREADS);
+	for (i = 0; i < n && i < MAX_THREADS; i++) {
+		struct bt_capture cap;
+
+		if (bt_target_capture(t, tids[i], &cap) < 0)
+			continue;
+		history_load(&run->th[run->nth++], &cap);
+		bt_capture_release(&cap);
+	}
+	bt_target_stats(t, &run->stats);
+	bt_target_finish(t, &ret);
+	bt_target_free(t);
+	return 0;
+}
+
+static void print_rec(const char *what, const struct bt_rec_branch *r)
+{
+	fprintf(stderr, "  %s: 0x%llx -> 0x%llx %s flags %u gap %u ninsn %u\n",
+		what, (unsigned long long)r->from, (unsigned long long)r->to,
+		bt_branch_kind_name(r->kind), r->flags, r->gap, r->ninsn);
+}
+
+/* -v: every history into softdiff.<mode>.<thread> for a diff(1). */
+static void dump(const char *mode, const struct run *r)
+{
+	size_t i, k;
+
+	for (i = 0; i < r->nth; i++) {
+		char name[64];
+		FILE *f;
+
+		snprintf(name, sizeof(name), "softdiff.%s.%zu", mode, i);
+		f = fopen(name, "w");
+		if (!f)
+			return;
+		for (k = 0; k < r->th[i].n; k++) {
+			const struct bt_rec_branch *b = &r->th[i].rec[k];
+
+			fprintf(f, "0x%llx -> 0x%llx %s flags %u gap %u ninsn %u\n",
+				(unsigned long long)b->from,
+				(unsigned long long)b->to,
+				bt_branch_kind_name(b->kind), b->flags, b->gap,
+				b->ninsn);
+		}
+		fclose(f);
+	}
+}
+
+static int compare(const struct run *ref, const struct run *fast)
+{
+	size_t i, k;
+
+	if (ref->nth != fast->nth) {
+		fprintf(stderr, "softdiff: %zu threads stepping, %zu fast\n",
+			ref->nth, fast->nth);
+		return 1;
+	}
+	for (i = 0; i < ref->nth; i++) {
+		const struct history *a = &ref->th[i], *b = &fast->th[i];
+		int stopped = a->tid == ref->stop_tid;
+		size_t n = a->n < b->n ? a->n : b->n;
+
+		for (k = 0; k < n; k++)
+			if (memcmp(&a->rec[k], &b->rec[k], sizeof(a->rec[k])))
+				break;
+		if (k == n && (a->n == b->n || (threaded && !stopped)))
+			continue;
+		fprintf(stderr, "softdiff: thread #%zu differs at branch %zu "
+			"of %zu (step) / %zu (fast)\n", i, k, a->n, b->n);
+		if (k > 0)
+			print_rec("before", &a->rec[k - 1]);
+		if (k < a->n)
+			print_rec("step", &a->rec[k]);
+		if (k < b->n)
+			print_rec("fast", &b->rec[k]);
+		return 1;
+	}
+	return 0;
+}
+
+static void report(const char *name, const struct run *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nth; i++)
+		n += r->th[i].n;
+	printf("%-5s %zu threads, %zu branches, %llu stops (%.2f per branch), "
+	       "%.3f s\n", name, r->nth, n,
+	       (unsigned long long)r->stats.stops,
+	       r->stats.branches ? (double)r->stats.stops / r->stats.branches : 0,
+	       r->seconds);
+}
+
+int main(int argc, char **argv)
+{
+	static struct run ref, fast;
+	int opt, ret;
+
+	while ((opt = getopt(argc, argv, "+tvsf")) != -1) {
+		if (opt == 't')
+			threaded = 1;
+		else if (opt == 's')
+			only_mode = BT_SOFT_STEP;
+		else if (opt == 'f')
+			only_mode = BT_SOFT_FAST;
+		else if (opt == 'v')
+			verbose = 1;
+		else
+			goto usage;
+	}
+	if (optind >= argc)
+		goto usage;
+	/* the same addresses in both runs */
+	personality(ADDR_NO_RANDOMIZE);
+	if (only_mode >= 0) {
+		if (run_one(only_mode, argv + optind, &ref) < 0)
+			return 2;
+		report(only_mode == BT_SOFT_STEP ? "step" : "fast", &ref);
+		return 0;
+	}
+	if (run_one(BT_SOFT_STEP, argv + optind, &ref) < 0 ||
+	    run_one(BT_SOFT_FAST, argv + optind, &fast) < 0)
+		return 2;
+	report("step", &ref);
+	report("fast", &fast);
+	if (verbose) {
+		dump("step", &ref);
+		dump("fast", &fast);
+	}
+	if (ref.reason != fast.reason || ref.signal != fast.signal) {
+		fprintf(stderr, "softdiff: stopped differently: %d/%d vs %d/%d\n",
+			ref.reason, ref.signal, fast.reason, fast.signal);
+		return 1;
+	}
+	ret = compare(&ref, &fast);
+	if (!ret)
+		printf("same histories\n");
+	return ret;
+usage:
+	fprintf(stderr, "usage: softdiff [-t] [-v] -- PROGRAM [ARGS...]\n");
+	return 2;
+}
