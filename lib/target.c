@@ -482,8 +482,7 @@ static int on_reaped(struct bt_target *t, pid_t tid, int status,
 	}
 	thread_gone(t, th);
 	if (!main_alive(t))
-		return t->exit_reported ? (t->gone = 1, 0) :
-					  report_gone(t, tid, stop);
+		return report_gone(t, tid, stop);
 	if (!process_exiting(t) || t->exit_reported)
 		return 0;
 	for (i = 0; i < t->nthreads; i++)

@@ -47,7 +47,10 @@ struct bt_target_opts {
 	int backend;		/* enum bt_backend */
 	int soft_mode;		/* enum bt_soft_mode */
 	size_t buffer_size;	/* per-thread ring bytes, power of two; 0: default */
-	int follow_fork;	/* trace children of fork/vfork too */
+	int follow_fork;	/* trace children of fork/vfork too (their
+				   threads join the target; stops in them are
+				   reported, their exits are not); without it
+				   a child goes free, our int3s taken out */
 	const char *const *only;	/* module globs to trace, NULL-terminated */
 	const char *const *exclude;	/* module globs not to trace */
 	const char *from_sym;	/* run natively until this symbol, then trace */
@@ -111,9 +114,13 @@ int bt_target_attach(struct bt_target **target, const struct bt_target_opts *o,
 int bt_target_cont(struct bt_target *target, struct bt_stop *stop);
 
 /*
- * Ask a running bt_target_cont() to stop soon. Async-signal-safe.  Any stop
- * that call returns answers the request; one made between calls makes the
- * next call return BT_STOP_INTERRUPT at once.
+ * Ask a running bt_target_cont() to stop soon (BT_STOP_INTERRUPT).
+ * Async-signal-safe.  Called in the thread that runs bt_target_cont() (a
+ * signal handler: Ctrl-C), it also wakes a wait on threads that run free
+ * or sleep in a syscall; called from another thread, the request is seen
+ * at the next ptrace stop of any traced thread.  Any stop that call returns
+ * answers the request; one made between calls makes the next call return
+ * BT_STOP_INTERRUPT at once.
  */
 void bt_target_interrupt(struct bt_target *target);
 
