@@ -265,10 +265,13 @@ static int attach_cycle(pid_t pid, uint64_t mix, int round, int *sent)
 			breaks_hit++;
 		else
 			assert_int_equal(stop.reason, BT_STOP_INTERRUPT);
-		/* Its last branch, if it took one under tracing, led here. */
+		/*
+		 * At a breakpoint, the thread's last branch, if it took one
+		 * under tracing, led there.
+		 */
 		assert_int_equal(bt_target_capture(t, stop.tid, &cap), 0);
 		assert_int_equal(cap.status, 0);
-		if (cap.size) {
+		if (cap.size && stop.reason == BT_STOP_BREAK) {
 			const struct bt_rec_branch *last = (const void *)
 				(cap.data + cap.size - sizeof(*last));
 
