@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "btrace/btrace.h"
+#include "btrace/doctor.h"
 #include "cmd.h"
 #include "run_trace.h"
 #include "session.h"
@@ -42,7 +43,7 @@ static void attach_usage(FILE *f)
 		"  --batch            exit after the -ex commands (detaching)\n"
 		"  --save FILE        at the first stop, save the trace to FILE\n"
 		"  --soft-mode fast|step, --only GLOB, --exclude GLOB,\n"
-		"  --from SYMBOL, --until SYMBOL   as for btrace run\n",
+		"  --from SYMBOL, --until SYMBOL, --follow-fork   as for btrace run\n",
 		BT_SESSION_LAST_DEFAULT);
 }
 
@@ -96,6 +97,10 @@ static int trace_option(struct attach_args *a, int argc, char **argv, int *i,
 	};
 	size_t k;
 
+	if (!strcmp(argv[*i], "--follow-fork")) {
+		*v = "";
+		return run_trace_option(&a->trace, OPT_FOLLOW_FORK, NULL) == 0;
+	}
 	for (k = 0; k < BT_ARRAY_SIZE(opts); k++) {
 		*v = opt_value(argc, argv, i, opts[k].name);
 		if (!*v)
@@ -264,6 +269,18 @@ static void attach_error(pid_t pid, int err)
 	fprintf(stderr, "btrace: cannot attach to %d: %s\n", pid, why);
 }
 
+/* --backend auto: why the backends before the one taken were passed over. */
+static void say_auto(const struct bt_target *t)
+{
+	char why[1024];
+
+	if (bt_target_backend(t) == BT_BACKEND_PT ||
+	    bt_doctor_auto(why, sizeof(why)) < 0 || !why[0])
+		return;
+	fprintf(stderr, "btrace: using the %s backend (%s; see btrace doctor)\n",
+		bt_target_backend_name(t), why);
+}
+
 int cmd_attach(int argc, char **argv)
 {
 	struct attach_args a;
@@ -288,6 +305,12 @@ int cmd_attach(int argc, char **argv)
 	bt_session_signals();
 	run_trace_apply(&a.trace, &a.topts);
 	err = bt_target_attach(&t, &a.topts, a.pid);
+	if (err == -bte_nosys && a.topts.backend != BT_BACKEND_AUTO) {
+		/* the backend was refused before any ptrace request */
+		fprintf(stderr, "btrace: backend '%s' is not available here: "
+			"%s\n", bt_backend_name(a.topts.backend), bt_errdetail());
+		return EXIT_FAIL;
+	}
 	if (err) {
 		attach_error(a.pid, err);
 		return EXIT_FAIL;
@@ -295,5 +318,7 @@ int cmd_attach(int argc, char **argv)
 	fprintf(stderr, "btrace: attached to process %d (%zu threads, %s "
 		"backend); Ctrl-C stops it\n", a.pid,
 		bt_target_threads(t, tids, 0), bt_target_backend_name(t));
+	if (a.topts.backend == BT_BACKEND_AUTO)
+		say_auto(t);
 	return bt_session_main(t, &a.sopts);
 }

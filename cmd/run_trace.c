@@ -38,6 +38,9 @@ int run_trace_option(struct run_trace *rt, int opt, const char *arg)
 			return EXIT_USAGE;
 		}
 		return 0;
+	case OPT_FOLLOW_FORK:
+		rt->follow_fork = 1;
+		return 0;
 	case OPT_ONLY:
 		return glob_add(rt->only, &rt->nonly, "--only", arg);
 	case OPT_EXCLUDE:
@@ -66,4 +69,5 @@ void run_trace_apply(const struct run_trace *rt, struct bt_target_opts *o)
 	o->exclude = rt->nexclude ? rt->exclude : NULL;
 	o->from_sym = rt->from;
 	o->until_sym = rt->until;
+	o->follow_fork = rt->follow_fork;
 }

@@ -24,6 +24,7 @@ struct run_trace {
 	const char *exclude[RUN_TRACE_MAX_GLOBS + 1];
 	size_t nonly, nexclude;
 	const char *from, *until;
+	int follow_fork;
 };
 
 enum {
@@ -33,7 +34,8 @@ enum {
 	OPT_EXCLUDE,
 	OPT_FROM,
 	OPT_UNTIL,
-	OPT_TRACE_LAST = OPT_UNTIL,
+	OPT_FOLLOW_FORK,
+	OPT_TRACE_LAST = OPT_FOLLOW_FORK,
 };
 
 #define RUN_TRACE_LONGOPTS                                                 \
@@ -41,7 +43,8 @@ enum {
 	{ "only", required_argument, NULL, OPT_ONLY },                     \
 	{ "exclude", required_argument, NULL, OPT_EXCLUDE },               \
 	{ "from", required_argument, NULL, OPT_FROM },                     \
-	{ "until", required_argument, NULL, OPT_UNTIL }
+	{ "until", required_argument, NULL, OPT_UNTIL },                   \
+	{ "follow-fork", no_argument, NULL, OPT_FOLLOW_FORK }
 
 #define RUN_TRACE_HELP                                                       \
 	"      --soft-mode MODE   software backend: fast (default: stop only\n" \
@@ -52,10 +55,11 @@ enum {
 	"      --exclude GLOB     do not trace modules matching GLOB\n"          \
 	"      --from SYMBOL      run natively until SYMBOL executes\n"         \
 	"      --until SYMBOL     stop when SYMBOL executes and show the\n"     \
-	"                         history\n"
+	"                         history\n"                                    \
+	"      --follow-fork      trace the children of fork and vfork too\n"
 
 /*
- * Take option @opt with argument @arg.  Returns 0, or EXIT_USAGE after
+ * Take option @opt with argument @arg (NULL for a flag).  Returns 0, or EXIT_USAGE after
  * printing why.
  */
 int run_trace_option(struct run_trace *rt, int opt, const char *arg);

@@ -405,6 +405,17 @@ struct line_search {
 	uint64_t addr;
 };
 
+/* The line dwfl_module_getsrc() gives @addr, 0 if none. */
+static int line_of(Dwfl_Module *mod, Dwarf_Addr addr)
+{
+	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
+	int lineno = 0;
+
+	if (!line || !dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL))
+		return 0;
+	return lineno;
+}
+
 static int line_module(Dwfl_Module *mod, void **userdata, const char *name,
 		       Dwarf_Addr start, void *arg)
 {
@@ -420,6 +431,13 @@ static int line_module(Dwfl_Module *mod, void **userdata, const char *name,
 		/* Only the line asked for, not the next one with code. */
 		if (!dwfl_lineinfo(lines[i], &addr, &lineno, NULL, NULL, NULL) ||
 		    lineno != ls->line)
+			continue;
+		/*
+		 * Several rows may share an address (a function's entry often
+		 * holds empty rows for its first lines): keep only addresses
+		 * whose code a lookup attributes to this line.
+		 */
+		if (line_of(mod, addr) != ls->line)
 			continue;
 		if (!ls->addr || addr < ls->addr)
 			ls->addr = addr;

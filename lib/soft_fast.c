@@ -78,6 +78,7 @@ struct fast_thread {
 	int state;		/* enum fast_state */
 	int need_step;		/* trap left it at an int3 to step over */
 	int back_native;	/* that step is not traced: FT_NATIVE after */
+	int foreign;		/* a followed fork child: another memory */
 	struct user_regs_struct pre;	/* registers before a step */
 	uint64_t lifted;	/* FT_STEPOVER: the int3 put back after */
 	uint64_t stop;		/* where the chain ends (its int3), or 0 */
@@ -1079,7 +1080,7 @@ static int fast_setup(struct bt_target *t, struct bt_thread *th)
 	int ret;
 
 	if (th->why == BT_TS_EVENT && th->event == PTRACE_EVENT_EXEC &&
-	    f->setup_done) {
+	    f->setup_done && !((struct fast_thread *)th->bk)->foreign) {
 		fast_exec(t, f);
 		f->setup_done = 0;
 	}
@@ -1109,6 +1110,8 @@ static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
 	ret = bt_thread_regs(th, &regs);
 	if (ret < 0)
 		return ret;
+	if (ft->foreign)
+		return step(th, sig ? FT_SIGSTEP : FT_STEP, &regs, sig);
 	if (ft->state == FT_NATIVE && !(ft->need_step && !sig))
 		return do_ptrace(PTRACE_CONT, th, sig);
 	ft->back_native = ft->state == FT_NATIVE;
@@ -1168,7 +1171,7 @@ static int fast_trap(struct bt_target *t, struct bt_thread *th,
 
 	if (!ft || bt_thread_regs(th, &regs) < 0)
 		return 0;
-	if (si->si_code == SI_KERNEL) {
+	if (si->si_code == SI_KERNEL && !ft->foreign) {
 		b = bp_find(f, regs.rip - 1);
 		if (!b || (ft->state == FT_STEPOVER && b->addr == ft->lifted))
 			return 0;	/* the program's int3 or a btrace break */
@@ -1410,6 +1413,15 @@ static int fast_thread_start(struct bt_target *t, struct bt_thread *th)
 	th->bk = ft;
 	if (!fast_of(t)->armed)
 		ft->state = FT_NATIVE;
+	if (th->tgid && th->tgid != t->pid) {
+		/*
+		 * A followed fork child has a memory of its own, with copies
+		 * of our int3s: they go, and it is single-stepped.
+		 */
+		ft->foreign = 1;
+		ft->state = FT_RUN;
+		fast_fork(t, th->tgid, 0);
+	}
 	return 0;
 }
 

@@ -30,6 +30,25 @@ for b in pt bts; do
 	pgrep -f "touch '$work/ran'" >/dev/null && fail "--backend $b left a process"
 done
 
+# attach: refused the same way, the process left untouched.
+sleep 60 &
+victim=$!
+for b in pt bts; do
+	why=$(verdict $b)
+	[ "$why" = usable ] && continue
+	"$BTRACE" attach --backend $b $victim </dev/null >"$work/out" 2>"$work/err"
+	rc=$?
+	[ $rc = 1 ] || { kill $victim; fail "attach --backend $b: exit $rc, want 1"; }
+	grep -qF "backend '$b' is not available here: $why" "$work/err" ||
+		{ kill $victim; fail "attach --backend $b: stderr is '$(cat "$work/err")'"; }
+	grep -q "^TracerPid:[[:space:]]*0$" /proc/$victim/status ||
+		{ kill $victim; fail "attach --backend $b left the process traced"; }
+	grep -q "^State:[[:space:]]*S" /proc/$victim/status ||
+		{ kill $victim; fail "attach --backend $b left the process stopped"; }
+done
+kill $victim
+wait $victim 2>/dev/null
+
 # auto: the first usable one, named on stderr with the others' reasons.
 want=soft
 for b in pt bts; do

@@ -10,6 +10,7 @@
  * full branch history, record for record (from, to, kind, flags, gap,
  * instruction count).  Threads are matched by creation order.
  *
+ * -k: follow fork children (--follow-fork) and compare theirs too.
  * -s, -f: run one mode only and report it (for benchmarks).
  * -v: write each thread's history to softdiff.step.N, softdiff.fast.N.
  * -t: threads run concurrently, so where a thread other than the one that
@@ -46,7 +47,7 @@ struct run {
 	double seconds;
 };
 
-static int threaded, verbose, only_mode = -1;
+static int threaded, verbose, follow, only_mode = -1;
 
 static double now(void)
 {
@@ -95,6 +96,7 @@ static int run_one(int mode, char **argv, struct run *run)
 	o.backend = BT_BACKEND_SOFT;
 	o.soft_mode = mode;
 	o.buffer_size = 64u << 20;
+	o.follow_fork = follow;
 	ret = bt_target_launch(&t, &o, argv);
 	if (ret < 0) {
 		fprintf(stderr, "softdiff: cannot launch %s: %s (%s)\n",
@@ -215,13 +217,15 @@ int main(int argc, char **argv)
 	static struct run ref, fast;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "+tvsf")) != -1) {
+	while ((opt = getopt(argc, argv, "+tvsfk")) != -1) {
 		if (opt == 't')
 			threaded = 1;
 		else if (opt == 's')
 			only_mode = BT_SOFT_STEP;
 		else if (opt == 'f')
 			only_mode = BT_SOFT_FAST;
+		else if (opt == 'k')
+			follow = 1;
 		else if (opt == 'v')
 			verbose = 1;
 		else
@@ -256,6 +260,6 @@ int main(int argc, char **argv)
 		printf("same histories\n");
 	return ret;
 usage:
-	fprintf(stderr, "usage: softdiff [-t] [-v] -- PROGRAM [ARGS...]\n");
+	fprintf(stderr, "usage: softdiff [-t] [-v] [-k] [-s|-f] -- PROGRAM [ARGS...]\n");
 	return 2;
 }
