@@ -286,6 +286,7 @@ int cmd_attach(int argc, char **argv)
 	struct attach_args a;
 	struct bt_target *t;
 	pid_t tids[1];
+	size_t n;
 	int err;
 
 	memset(&a, 0, sizeof(a));
@@ -315,9 +316,10 @@ int cmd_attach(int argc, char **argv)
 		attach_error(a.pid, err);
 		return EXIT_FAIL;
 	}
-	fprintf(stderr, "btrace: attached to process %d (%zu threads, %s "
-		"backend); Ctrl-C stops it\n", a.pid,
-		bt_target_threads(t, tids, 0), bt_target_backend_name(t));
+	n = bt_target_threads(t, tids, 0);
+	fprintf(stderr, "btrace: attached to process %d (%zu thread%s, %s "
+		"backend); Ctrl-C stops it\n", a.pid, n, n == 1 ? "" : "s",
+		bt_target_backend_name(t));
 	if (a.topts.backend == BT_BACKEND_AUTO)
 		say_auto(t);
 	return bt_session_main(t, &a.sopts);

@@ -20,6 +20,7 @@
 #include "run_trace.h"
 #include "print.h"
 #include "save.h"
+#include "session.h"
 
 #define RUN_DEFAULT_LAST 32
 #define RUN_MAX_LAST 10000000u
@@ -35,6 +36,7 @@ struct run_opts {
 	struct run_trace trace;
 	const char *save;	/* --save FILE */
 	const char *save_dir;	/* --save-on-crash DIR */
+	int interactive;	/* -i: the session at the stop */
 };
 
 static const char run_usage[] =
@@ -42,7 +44,7 @@ static const char run_usage[] =
 	"                  [--buffer-size SIZE] [--no-color] [--save FILE]\n"
 	"                  [--save-on-crash DIR] [--soft-mode fast|step]\n"
 	"                  [--only GLOB] [--exclude GLOB] [--from SYM] [--until SYM]\n"
-	"                  -- PROGRAM [ARGS...]\n";
+	"                  [-i] -- PROGRAM [ARGS...]\n";
 
 static const char run_help[] =
 	"Run PROGRAM under branch tracing.  When it stops (a fatal signal, its\n"
@@ -59,6 +61,8 @@ static const char run_help[] =
 	"      --save FILE        save the trace to FILE at the stop (btrace show)\n"
 	"      --save-on-crash DIR  only if it dies of a signal: save the trace\n"
 	"                         to DIR/btrace-PROGRAM-PID.trace\n"
+	"  -i, --interactive      at the stop, open the session of btrace attach\n"
+	"                         (last, calls, continue, break...; quit kills)\n"
 	"  -h, --help             this help\n";
 
 /*
@@ -147,6 +151,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "save-on-crash", required_argument, NULL, OPT_SAVE_CRASH },
 		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 		{ "no-colour", no_argument, NULL, OPT_NO_COLOR },
+		{ "interactive", no_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		RUN_TRACE_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -159,7 +164,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	opterr = 0;
 	optind = 1;
 	/* "+": stop at PROGRAM, its own options are its own. */
-	while ((c = getopt_long(argc, argv, "+n:jb:s:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+n:jb:s:hi", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			o->last = parse_count(optarg, RUN_MAX_LAST);
@@ -190,6 +195,9 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_NO_COLOR:
 			o->no_color = 1;
+			break;
+		case 'i':
+			o->interactive = 1;
 			break;
 		case OPT_TRACE_FIRST ... OPT_TRACE_LAST:
 			r = run_trace_option(&o->trace, c, optarg);
@@ -416,9 +424,16 @@ int cmd_run(int argc, char **argv)
 	topts.buffer_size = o.buffer_size;
 	run_trace_apply(&o.trace, &topts);
 	until = topts.until_sym;
+	if (o.interactive)
+		bt_session_signals();
 	ret = bt_target_launch(&t, &topts, argv + optind);
 	if (ret < 0)
 		return launch_error(argv[optind], o.backend, ret);
+	if (o.interactive) {
+		struct bt_session_opts so = { .cont_first = 1, .last = o.last };
+
+		return bt_session_main(t, &so);
+	}
 
 	if (o.backend == BT_BACKEND_AUTO)
 		say_backend(t);

@@ -812,7 +812,7 @@ static void print_seg(struct bt_session *s, const struct call_seg *g,
 		printf("%6lld  %*s%s", idx, 2 * g->depth, "", f);
 	else
 		printf("%6lld  %*s%#" PRIx64, idx, 2 * g->depth, "", g->start);
-	printf("  (%zu branches", g->nbr);
+	printf("  (%zu branch%s", g->nbr, g->nbr == 1 ? "" : "es");
 	if (g->ninsn)
 		printf(", %" PRIu64 " instructions", g->ninsn);
 	printf(")");

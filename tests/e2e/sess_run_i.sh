@@ -1,0 +1,14 @@
+# btrace run -i: the same session on a launched program, commands from
+# stdin; continue lets the exit complete with the program's status.
+. "$(dirname "$0")/sess_common.bash"
+
+log=$WORK/log
+printf 'last 3\ncalls 3\ninsn 3\ninfo\ncontinue\n' |
+	"$BTRACE" run -i -- "$TARGETS/attach_exit" 20 >"$log" 2>&1
+st=$?
+cat "$log"
+[ $st = 0 ] || fail "btrace run -i exit status $st"
+grep -q 'exiting with status 7' "$log" || fail "no exit stop"
+grep -qE '^ +-1 .*<_exit' "$log" || fail "last/calls/insn: no _exit at the end"
+grep -q 'launched, exiting' "$log" || fail "info: not a launched target"
+grep -q 'exited with status 7' "$log" || fail "continue did not let it exit"
