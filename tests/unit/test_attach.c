@@ -205,6 +205,18 @@ static void alarm_off(void)
 	alarm_target = NULL;
 }
 
+/* On a failure: the last branches recorded, newest first. */
+static void print_branches(const uint8_t *start,
+			   const struct bt_rec_branch *b, int round)
+{
+	int k;
+
+	for (k = 0; k < 6 && (const uint8_t *)b >= start; k++, b--)
+		print_message("round %d: 0x%llx -> 0x%llx kind %d, %u insns\n",
+			      round, (unsigned long long)b->from,
+			      (unsigned long long)b->to, b->kind, b->ninsn);
+}
+
 /* One attach: trace to a breakpoint at mix or an interrupt; detach. */
 static int attach_cycle(pid_t pid, uint64_t mix, int round, int *sent)
 {
@@ -253,24 +265,20 @@ static int attach_cycle(pid_t pid, uint64_t mix, int round, int *sent)
 			breaks_hit++;
 		else
 			assert_int_equal(stop.reason, BT_STOP_INTERRUPT);
-		/* Its last branch, if it took one under tracing, led here. */
+		/*
+		 * At a breakpoint, the thread's last branch, if it took one
+		 * under tracing, led there.
+		 */
 		assert_int_equal(bt_target_capture(t, stop.tid, &cap), 0);
 		assert_int_equal(cap.status, 0);
-		if (cap.size) {
+		if (cap.size && stop.reason == BT_STOP_BREAK) {
 			const struct bt_rec_branch *last = (const void *)
 				(cap.data + cap.size - sizeof(*last));
 
 			assert_int_equal(last->hdr.type, BT_REC_BRANCH);
 			/* A call, or a handler returning to mix's entry. */
-			if (last->to != mix) {
-				const struct bt_rec_branch *b = last;
-				int k;
-
-				for (k = 0; k < 6 && (const uint8_t *)b >= cap.data; k++, b--)
-					print_message("DBG %llx -> %llx kind %d n %u (round %d tid %d pid %d pc %llx)\n",
-						      (unsigned long long)b->from, (unsigned long long)b->to,
-						      b->kind, b->ninsn, round, stop.tid, pid, (unsigned long long)stop.pc);
-			}
+			if (last->to != mix)
+				print_branches(cap.data, last, round);
 			assert_int_equal(last->to, mix);
 			assert_true(last->kind == BT_BR_CALL ||
 				    (last->kind == BT_BR_SYSRET &&
