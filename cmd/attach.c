@@ -269,18 +269,6 @@ static void attach_error(pid_t pid, int err)
 	fprintf(stderr, "btrace: cannot attach to %d: %s\n", pid, why);
 }
 
-/* --backend auto: why the backends before the one taken were passed over. */
-static void say_auto(const struct bt_target *t)
-{
-	char why[1024];
-
-	if (bt_target_backend(t) == BT_BACKEND_PT ||
-	    bt_doctor_auto(why, sizeof(why)) < 0 || !why[0])
-		return;
-	fprintf(stderr, "btrace: using the %s backend (%s; see btrace doctor)\n",
-		bt_target_backend_name(t), why);
-}
-
 int cmd_attach(int argc, char **argv)
 {
 	struct attach_args a;
@@ -321,6 +309,6 @@ int cmd_attach(int argc, char **argv)
 		"backend); Ctrl-C stops it\n", a.pid, n, n == 1 ? "" : "s",
 		bt_target_backend_name(t));
 	if (a.topts.backend == BT_BACKEND_AUTO)
-		say_auto(t);
+		run_trace_say_backend(t);
 	return bt_session_main(t, &a.sopts);
 }

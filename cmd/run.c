@@ -253,33 +253,6 @@ static int launch_error(const char *prog, int backend, int err)
 	return EXIT_FAIL;
 }
 
-/*
- * With --backend auto, say on stderr which backend was taken when it is
- * not the best one, and why the better ones were passed over: the
- * software backend is orders of magnitude slower.
- */
-static void say_backend(const struct bt_target *t)
-{
-	static const int better[] = { BT_BACKEND_PT, BT_BACKEND_BTS };
-	int chosen = bt_target_backend(t);
-	char why[512], reasons[1200] = "";
-	size_t i, len = 0;
-
-	for (i = 0; i < BT_ARRAY_SIZE(better) && better[i] != chosen; i++) {
-		why[0] = '\0';
-		if (bt_backend_probe(better[i], why, sizeof(why)) < 0 &&
-		    len < sizeof(reasons))
-			len += snprintf(reasons + len, sizeof(reasons) - len,
-					"%s%s: %s", len ? "; " : " (",
-					bt_backend_name(better[i]),
-					why[0] ? why : "not available");
-	}
-	fprintf(stderr, "btrace: using the %s backend%s%s\n",
-		bt_target_backend_name(t),
-		chosen == BT_BACKEND_PT ? " (Intel PT works here)" : reasons,
-		chosen != BT_BACKEND_PT && len ? ")" : "");
-}
-
 /* perf rings count against the mlock limit: say when the kernel gave less. */
 static void say_buffer(const struct bt_target *t, size_t asked)
 {
@@ -436,7 +409,7 @@ int cmd_run(int argc, char **argv)
 	}
 
 	if (o.backend == BT_BACKEND_AUTO)
-		say_backend(t);
+		run_trace_say_backend(t);
 	say_buffer(t, o.buffer_size);
 	running = t;
 	sigemptyset(&sa.sa_mask);

@@ -67,4 +67,12 @@ int run_trace_option(struct run_trace *rt, int opt, const char *arg);
 /* Fill @o (backend, size and the rest already set) from @rt. */
 void run_trace_apply(const struct run_trace *rt, struct bt_target_opts *o);
 
+/*
+ * With --backend auto, when a better backend was passed over: say on stderr
+ * which one was taken and, in short, why (the software backend is much
+ * slower).
+ */
+struct bt_target;
+void run_trace_say_backend(const struct bt_target *t);
+
 #endif /* BTRACE_CMD_RUN_TRACE_H */
