@@ -130,8 +130,10 @@ static int parse_option(struct attach_args *a, int argc, char **argv, int *i)
 			return -1;
 		}
 	} else if ((v = opt_value(argc, argv, i, "--last"))) {
-		if (parse_size(v, &a->sopts.last)) {
-			fprintf(stderr, "btrace: bad count '%s'\n", v);
+		a->sopts.last = cmd_parse_count(v, CMD_MAX_LAST);
+		if (!a->sopts.last) {
+			fprintf(stderr, "btrace: --last wants a number from 1 to "
+				"%u, not '%s'\n", CMD_MAX_LAST, v);
 			return -1;
 		}
 	} else if ((v = opt_value(argc, argv, i, "-ex")) ||

@@ -246,7 +246,6 @@ static const struct option decode_opts[] = {
 
 static int parse_opt(struct decode_args *a, int c)
 {
-	uint64_t n;
 
 	switch (c) {
 	case 'p':
@@ -259,11 +258,12 @@ static int parse_opt(struct decode_args *a, int c)
 	case 'r':
 		return add_code(a->image, optarg, c == 'e');
 	case 'n':
-		if (parse_u64(optarg, &n) < 0 || !n) {
-			fprintf(stderr, "btrace: bad --last '%s'\n", optarg);
+		a->last = cmd_parse_count(optarg, CMD_MAX_LAST);
+		if (!a->last) {
+			fprintf(stderr, "btrace: --last wants a number from 1 to "
+				"%u, not '%s'\n", CMD_MAX_LAST, optarg);
 			return EXIT_USAGE;
 		}
-		a->last = n;
 		return 0;
 	case 'a':
 		a->last = 0;

@@ -23,7 +23,6 @@
 #include "session.h"
 
 #define RUN_DEFAULT_LAST 32
-#define RUN_MAX_LAST 10000000u
 #define RUN_MIN_BUFFER 4096u
 #define RUN_MAX_BUFFER (1u << 30)
 
@@ -97,21 +96,6 @@ static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ..
 	return EXIT_USAGE;
 }
 
-/* A positive decimal count up to @max; 0 if not one. */
-static size_t parse_count(const char *s, size_t max)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v == 0 || v > max)
-		return 0;
-	return v;
-}
-
 /* "64K", "1M", "4096": a power of two in range, or 0. */
 static size_t parse_size(const char *s)
 {
@@ -167,7 +151,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	while ((c = getopt_long(argc, argv, "+n:jb:s:hi", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			o->last = parse_count(optarg, RUN_MAX_LAST);
+			o->last = cmd_parse_count(optarg, CMD_MAX_LAST);
 			if (!o->last)
 				return usage_error("--last wants a number from 1 to 10000000, not '%s'",
 						   optarg);

@@ -18,7 +18,6 @@
 #include "print.h"
 
 #define SHOW_DEFAULT_LAST 32
-#define SHOW_MAX_LAST 10000000u
 
 struct show_opts {
 	size_t last;
@@ -59,20 +58,6 @@ static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ..
 	return EXIT_USAGE;
 }
 
-static size_t parse_count(const char *s, size_t max)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v == 0 || v > max)
-		return 0;
-	return v;
-}
-
 /* Returns -1 to go on, or the exit status (0 for --help). */
 static int parse_args(int argc, char **argv, struct show_opts *o)
 {
@@ -97,7 +82,7 @@ static int parse_args(int argc, char **argv, struct show_opts *o)
 	while ((c = getopt_long(argc, argv, "n:ijt:ah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			o->last = parse_count(optarg, SHOW_MAX_LAST);
+			o->last = cmd_parse_count(optarg, CMD_MAX_LAST);
 			if (!o->last)
 				return usage_error("--last wants a number from 1 to 10000000, not '%s'",
 						   optarg);
@@ -109,7 +94,7 @@ static int parse_args(int argc, char **argv, struct show_opts *o)
 			o->json = 1;
 			break;
 		case 't':
-			o->tid = parse_count(optarg, 0x7fffffff);
+			o->tid = cmd_parse_count(optarg, 0x7fffffff);
 			if (!o->tid)
 				return usage_error("--thread wants a thread id, not '%s'",
 						   optarg);
