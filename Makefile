@@ -55,6 +55,8 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CHECK:= $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-check/%.o)
 
 .PHONY: all deps check unit e2e demo bench fuzz clean format
+# The synthesizer object is reached only through pattern rules: keep it.
+.SECONDARY: $(SYNTH_OBJ)
 all: deps $(BTRACE) $(TGT_BIN) $(TOOL_BIN)
 
 # Install what is missing: as root through apt-get, otherwise say the command.
