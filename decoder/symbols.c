@@ -311,42 +311,6 @@ void bt_symtab_set_fallback(struct bt_symtab *symtab, bt_sym_fallback_fn fn,
 		symtab->cache[i].valid = 0;
 }
 
-struct sym_search {
-	const char *name;
-	uint64_t addr;
-};
-
-static int search_module(Dwfl_Module *mod, void **userdata, const char *name,
-			 Dwarf_Addr start, void *arg)
-{
-	struct sym_search *s = arg;
-	int i, n = dwfl_module_getsymtab(mod);
-	GElf_Addr addr;
-	GElf_Sym sym;
-	const char *sname;
-
-	for (i = 1; i < n; i++) {
-		sname = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL,
-						NULL);
-		if (sname && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
-		    sym.st_shndx != SHN_UNDEF && !strcmp(sname, s->name)) {
-			s->addr = addr;
-			return DWARF_CB_ABORT;
-		}
-	}
-	return DWARF_CB_OK;
-}
-
-uint64_t bt_symtab_addr(struct bt_symtab *symtab, const char *name)
-{
-	struct sym_search s = { name, 0 };
-
-	if (!symtab || !name)
-		return 0;
-	dwfl_getmodules(symtab->dwfl, search_module, &s, 0);
-	return s.addr;
-}
-
 char *bt_sym_format(const struct bt_sym *sym, uint64_t addr, char *buf,
 		    size_t size)
 {
@@ -397,6 +361,31 @@ int bt_symtab_foreach(struct bt_symtab *symtab, bt_symtab_fn fn, void *ctx)
 		return bt_fail(bte_invalid, 0, "bt_symtab_foreach(NULL)");
 	dwfl_getmodules(symtab->dwfl, iter_module, &it, 0);
 	return it.ret;
+}
+
+struct sym_search {
+	const char *name;
+	uint64_t addr;
+};
+
+static int match_name(const char *name, uint64_t addr, void *ctx)
+{
+	struct sym_search *s = ctx;
+
+	if (strcmp(name, s->name))
+		return 0;
+	s->addr = addr;
+	return 1;
+}
+
+uint64_t bt_symtab_addr(struct bt_symtab *symtab, const char *name)
+{
+	struct sym_search s = { name, 0 };
+
+	if (!symtab || !name)
+		return 0;
+	bt_symtab_foreach(symtab, match_name, &s);
+	return s.addr;
 }
 
 struct line_search {
