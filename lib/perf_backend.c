@@ -147,7 +147,9 @@ static void perf_thread_end(struct bt_target *t, struct bt_thread *th)
 		bt_perf_thread_close(th->bk);
 }
 
-static int perf_resume(struct bt_target *t, struct bt_thread *th, int sig)
+/* Enable the thread's event (after a capture), then let it go. */
+static int perf_go(struct bt_thread *th, int request, const char *what,
+		   int sig)
 {
 	int ret = 0;
 
@@ -155,25 +157,21 @@ static int perf_resume(struct bt_target *t, struct bt_thread *th, int sig)
 		ret = bt_perf_thread_ready(th->bk);
 	if (ret < 0)
 		return ret;
-	if (ptrace(PTRACE_CONT, th->tid, 0, (long)sig) < 0)
+	if (ptrace(request, th->tid, 0, (long)sig) < 0)
 		return bt_fail(errno == ESRCH ? bte_exited : bte_ptrace, errno,
-			       "ptrace(CONT, %d)", th->tid);
+			       "ptrace(%s, %d)", what, th->tid);
 	return 0;
+}
+
+static int perf_resume(struct bt_target *t, struct bt_thread *th, int sig)
+{
+	return perf_go(th, PTRACE_CONT, "CONT", sig);
 }
 
 /* One instruction (stepping over a btrace breakpoint), traced too. */
 static int perf_step(struct bt_target *t, struct bt_thread *th, int sig)
 {
-	int ret = 0;
-
-	if (th->bk)
-		ret = bt_perf_thread_ready(th->bk);
-	if (ret < 0)
-		return ret;
-	if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, (long)sig) < 0)
-		return bt_fail(errno == ESRCH ? bte_exited : bte_ptrace, errno,
-			       "ptrace(SINGLESTEP, %d)", th->tid);
-	return 0;
+	return perf_go(th, PTRACE_SINGLESTEP, "SINGLESTEP", sig);
 }
 
 static int perf_capture(struct bt_target *t, struct bt_thread *th,
