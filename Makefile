@@ -60,6 +60,8 @@ FUZZ_CHECK:= $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-check/%.o)
 all: deps $(BTRACE) $(TGT_BIN) $(TOOL_BIN)
 
 # Install what is missing: as root through apt-get, otherwise say the command.
+# Everything compiled waits for it (order-only), so that make -j does not
+# race the install.
 deps:
 ifneq ($(NO_DEPS),1)
 	@missing=""; set -- $(DEB_FILES); \
@@ -75,7 +77,7 @@ ifneq ($(NO_DEPS),1)
 	fi
 endif
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c -o $@ $<
@@ -89,16 +91,16 @@ $(BTRACE): $(CMD_OBJ) $(LIBDEC) $(LIBBT)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CMD_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT)
+$(BUILD)/tests/%: tests/unit/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS) $(TESTLIBS)
 
-$(BUILD)/tools/%: tests/tools/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT)
+$(BUILD)/tools/%: tests/tools/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) | deps
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
 
-$(BUILD)/bench/%: bench/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT)
+$(BUILD)/bench/%: bench/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) | deps
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
 
@@ -108,10 +110,10 @@ $(BUILD)/bench/%: bench/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT)
 # (~6 s here) per run, a static start-up ~33k.  Targets named *_dyn are
 # dynamically linked PIEs, for what needs shared libraries.
 TGT_CFLAGS := -O0 -g -fno-omit-frame-pointer -pthread
-$(BUILD)/targets/%: tests/targets/%.c
+$(BUILD)/targets/%: tests/targets/%.c | deps
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TGT_CFLAGS) -static -o $@ $<
-$(BUILD)/targets/%_dyn: tests/targets/%_dyn.c
+$(BUILD)/targets/%_dyn: tests/targets/%_dyn.c | deps
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TGT_CFLAGS) -pie -fPIE -o $@ $<
 
@@ -140,7 +142,7 @@ FUZZ_OBJ   := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(DEC_SRC) $(LIB_SRC) \
               $(wildcard tests/tools/synth/*.c))
 FUZZ_LIB   := $(BUILD)/fuzz/libfuzzbt.a
 
-$(BUILD)/fuzz/%.o: %.c
+$(BUILD)/fuzz/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
 $(FUZZ_LIB): $(FUZZ_OBJ)
@@ -151,7 +153,7 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 
 # make check compiles the fuzz targets with the normal compiler, so that
 # they keep building without clang's sanitizers.
-$(BUILD)/fuzz-check/%.o: tests/fuzz/%.c
+$(BUILD)/fuzz-check/%.o: tests/fuzz/%.c | deps
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
