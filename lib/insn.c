@@ -246,6 +246,7 @@ int bt_insn_decode(struct bt_disasm *dis, const uint8_t *code, size_t len,
 		return ret;
 	insn->len = dis->insn->size;
 	insn->iclass = insn_classify(dis->insn, &insn->target);
+	insn->late_trap = dis->insn->id == X86_INS_CPUID;
 	x = &dis->insn->detail->x86;
 	if (insn_is_string(x))
 		for (i = 0; i < 4; i++)

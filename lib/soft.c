@@ -181,6 +181,20 @@ static int soft_syscall_done(struct bt_target *t, struct bt_thread *th,
 				   BT_BRF_SIGRETURN : 0);
 }
 
+/*
+ * The step of st->insn trapped one instruction late (insn.h, late_trap):
+ * the next instruction ran too, and the trap is its step.
+ */
+static void soft_late_trap(struct bt_target *t, struct bt_thread *th)
+{
+	struct soft_thread *st = th->bk;
+
+	st->pc += st->insn.len;
+	soft_decode(t, th, st->pc, &st->insn);
+	st->ninsn++;
+	t->stats.instructions++;
+}
+
 static int soft_trap(struct bt_target *t, struct bt_thread *th,
 		     const siginfo_t *si)
 {
@@ -219,6 +233,8 @@ static int soft_trap(struct bt_target *t, struct bt_thread *th,
 		return 1;
 	}
 	st->ninsn++;
+	if (st->insn.late_trap && regs.rip != st->pc + st->insn.len)
+		soft_late_trap(t, th);
 	if (st->insn.iclass == BT_INSN_SYSCALL) {
 		soft_syscall_done(t, th, &regs);
 		return 1;

@@ -924,6 +924,20 @@ static uint64_t step_expected(struct bt_target *t, const struct bt_insn *in,
 	return in->addr + in->len;
 }
 
+/* Decode the instruction at @pc into @in, its bytes into @code. */
+static void step_decode(struct bt_target *t, uint64_t pc,
+			uint8_t code[BT_INSN_MAX_LEN], struct bt_insn *in)
+{
+	memset(code, 0, BT_INSN_MAX_LEN);
+	fast_read(t, pc, code, 1);
+	fast_read(t, pc + 1, code + 1, BT_INSN_MAX_LEN - 1);
+	if (bt_insn_decode(fast_of(t)->dis, code, BT_INSN_MAX_LEN, pc, in) < 0) {
+		memset(in, 0, sizeof(*in));
+		in->addr = pc;
+		in->iclass = BT_INSN_FAR;
+	}
+}
+
 /* A step of the instruction at ft->pre ended at @post: record it. */
 static void step_done(struct bt_target *t, struct bt_thread *th,
 		      const struct user_regs_struct *post)
@@ -931,7 +945,7 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 	struct fast_thread *ft = th->bk;
 	struct fast *f = fast_of(t);
 	const struct user_regs_struct *pre = &ft->pre;
-	uint8_t code[BT_INSN_MAX_LEN] = { 0 };
+	uint8_t code[BT_INSN_MAX_LEN];
 	struct bt_insn in;
 	int state = ft->state;
 
@@ -945,14 +959,7 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 		ft->state = FT_NATIVE;
 		return;
 	}
-	fast_read(t, pre->rip, code, 1);
-	fast_read(t, pre->rip + 1, code + 1, sizeof(code) - 1);
-	if (bt_insn_decode(f->dis, code, sizeof(code), pre->rip, &in) < 0) {
-		in.addr = pre->rip;
-		in.len = 0;
-		in.iclass = BT_INSN_FAR;
-		in.rep = 0;
-	}
+	step_decode(t, pre->rip, code, &in);
 	if (state == FT_SIGSTEP && post->rip != pre->rip &&
 	    post->rip != step_expected(t, &in, pre, code)) {
 		uint64_t restorer = 0;
@@ -970,6 +977,11 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 	if (in.rep && post->rip == pre->rip)
 		return;		/* one more iteration */
 	acc_add(t, th, 1);
+	if (in.late_trap && post->rip != in.addr + in.len) {
+		/* the next one ran too, and the trap is its step (insn.h) */
+		step_decode(t, in.addr + in.len, code, &in);
+		acc_add(t, th, 1);
+	}
 	if (post->rip == in.addr + in.len)
 		return;		/* fell through (a jump to the next one too) */
 	if (in.iclass == BT_INSN_OTHER || in.iclass == BT_INSN_INT3)

@@ -29,7 +29,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int insn_len(csh cs, pid_t pid, uint64_t pc)
+/*
+ * The length of the instruction at @pc, 0 if it does not decode; *@cpuid
+ * tells whether it is cpuid.  Single-stepping cpuid in some VMs traps
+ * only after the next instruction (the hypervisor emulates cpuid and skips
+ * the trap flag's trap): trace() then prints that instruction too.
+ */
+static int insn_len(csh cs, pid_t pid, uint64_t pc, int *cpuid)
 {
 	uint8_t code[16];
 	struct iovec local = { code, sizeof(code) };
@@ -41,13 +47,17 @@ static int insn_len(csh cs, pid_t pid, uint64_t pc)
 	ssize_t n;
 	int len = 0;
 
+	*cpuid = 0;
 	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 	if (n <= 0)
 		return 0;
 	size = n;
 	insn = cs_malloc(cs);
-	if (cs_disasm_iter(cs, &p, &size, &addr, insn))
+	*cpuid = 0;
+	if (cs_disasm_iter(cs, &p, &size, &addr, insn)) {
 		len = insn->size;
+		*cpuid = insn->id == X86_INS_CPUID;
+	}
 	cs_free(insn, 1);
 	return len;
 }
@@ -56,7 +66,8 @@ static int trace(pid_t pid, FILE *out, unsigned long max)
 {
 	struct user_regs_struct regs;
 	unsigned long steps = 0;
-	int status, sig = 0, first = 1;
+	uint64_t cpuid_next = 0;	/* after a stepped cpuid: where it ends */
+	int status, sig = 0, first = 1, len, cpuid;
 	csh cs;
 
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
@@ -99,9 +110,19 @@ static int trace(pid_t pid, FILE *out, unsigned long max)
 		first = 0;
 		if (sig == 0 && (!max || steps < max)) {
 			ptrace(PTRACE_GETREGS, pid, 0, &regs);
-			fprintf(out, "0x%llx %d\n", regs.rip,
-				insn_len(cs, pid, regs.rip));
+			if (cpuid_next && regs.rip != cpuid_next) {
+				/* the trap came one instruction late */
+				fprintf(out, "0x%llx %d\n",
+					(unsigned long long)cpuid_next,
+					insn_len(cs, pid, cpuid_next, &cpuid));
+				steps++;
+			}
+			len = insn_len(cs, pid, regs.rip, &cpuid);
+			fprintf(out, "0x%llx %d\n", regs.rip, len);
+			cpuid_next = cpuid ? regs.rip + len : 0;
 			steps++;
+		} else {
+			cpuid_next = 0;
 		}
 resume:
 		if (ptrace(PTRACE_SINGLESTEP, pid, 0, sig) < 0)

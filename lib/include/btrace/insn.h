@@ -32,7 +32,15 @@ struct bt_insn {
 	uint8_t len;
 	uint8_t iclass;		/* enum bt_insn_class */
 	uint8_t rep;		/* has a rep/repne prefix (string op) */
+	uint8_t late_trap;	/* a step may trap after the next one too */
 };
+
+/*
+ * late_trap: cpuid.  Hypervisors emulate it, and some (seen on AMD EPYC
+ * VMs) skip the trap flag's debug trap for the emulated instruction: a
+ * single step of cpuid stops after the instruction that follows it.
+ * Steppers then account for that instruction too (soft.c, soft_fast.c).
+ */
 
 struct bt_disasm;
 
