@@ -47,6 +47,7 @@
 static int target_stop_all(struct bt_target *t);
 static int flush_traps(struct bt_target *t);
 static pid_t getppid_of(pid_t pid);
+static int detach_quiet(struct bt_thread *th, int sig);
 static int break_poke(struct bt_target *t, struct bt_break *b, int insert);
 static int break_write(pid_t tid, uint64_t addr, uint8_t byte, uint8_t *old);
 
@@ -1687,21 +1688,26 @@ static void settle_breaks(struct bt_target *t)
  */
 static int detach_all(struct bt_target *t)
 {
-	int ret = 0;
+	int ret = 0, pass, r;
 	size_t i;
 
-	for (i = 0; i < t->nthreads; i++) {
-		struct bt_thread *th = t->threads[i];
+	/*
+	 * Threads that take no signal go first: a fatal one ends the whole
+	 * process, and SIGKILL wakes the threads still traced out of their
+	 * stops (detach_quiet then detaches them at their exit stop).
+	 */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < t->nthreads; i++) {
+			struct bt_thread *th = t->threads[i];
 
-		if (th->state != BT_TH_STOPPED)
-			continue;
-		if (ptrace(PTRACE_DETACH, th->tid, 0, th->sig) < 0 &&
-		    errno != ESRCH && !ret)
-			ret = bt_fail(bte_ptrace, errno, "ptrace(DETACH, %d)",
-				      th->tid);
-		/* Not ours any more: never to be waited for (its parent's). */
-		thread_gone(t, th);
-	}
+			if (th->state != BT_TH_STOPPED || !th->sig != !pass)
+				continue;
+			r = detach_quiet(th, th->sig);
+			if (r < 0 && !ret)
+				ret = r;
+			/* Not ours any more: never waited for (its parent's). */
+			thread_gone(t, th);
+		}
 	t->traced = 0;
 	return ret;
 }
@@ -1758,16 +1764,17 @@ static void drain_trap(struct bt_target *t, struct bt_thread *th)
 }
 
 /*
- * Detach @th from a ptrace-stop without a signal.  While the process
- * enters its group stop, a thread can be briefly out of its ptrace-stop
- * (ESRCH): wait for its next report, then detach from that one.
+ * Detach @th from a ptrace-stop, delivering @sig (0: none).  While the
+ * process enters its group stop or dies, a thread can be out of its
+ * ptrace-stop (ESRCH): wait for its next report, then detach from that
+ * one.
  */
-static int detach_quiet(struct bt_thread *th)
+static int detach_quiet(struct bt_thread *th, int sig)
 {
 	int status, tries;
 
 	for (tries = 0; tries < 64; tries++) {
-		if (ptrace(PTRACE_DETACH, th->tid, 0, 0) == 0)
+		if (ptrace(PTRACE_DETACH, th->tid, 0, sig) == 0)
 			return 0;
 		if (errno != ESRCH)
 			break;
@@ -1810,7 +1817,7 @@ int bt_target_detach_stopped(struct bt_target *t)
 		th->sig = 0;
 		if (th->state != BT_TH_STOPPED)
 			continue;
-		r = detach_quiet(th);
+		r = detach_quiet(th, 0);
 		if (r < 0 && !ret)
 			ret = r;
 		th->state = BT_TH_RUNNING;
