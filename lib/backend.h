@@ -98,6 +98,14 @@ struct bt_backend_ops {
 	 */
 	void (*release)(struct bt_target *t);
 
+	/*
+	 * @th stopped for a signal that is not the backend's own trap,
+	 * before target.c judges or shows it: make its registers the
+	 * program's own (a pc in code the backend placed in the process
+	 * back at the instruction it stands for).  May be NULL.
+	 */
+	void (*signalled)(struct bt_target *t, struct bt_thread *th);
+
 	/* @th is about to receive @sig (handler entry is an interrupt branch). */
 	void (*signal)(struct bt_target *t, struct bt_thread *th, int sig);
 

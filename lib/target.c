@@ -637,6 +637,8 @@ static int on_stopped(struct bt_target *t, struct bt_thread *th, int status,
 		th->why = BT_TS_TRAP;
 		return quiet ? 0 : 2;
 	}
+	if (t->ops->signalled)
+		t->ops->signalled(t, th);
 	th->why = BT_TS_SIGNAL;
 	th->sig = sig;
 	th->sig_checked = 0;
@@ -772,6 +774,83 @@ static int step_over(struct bt_target *t, struct bt_thread *th)
 	else if (!child && thread_any(t, 1))
 		break_poke(t, b, 1);
 	return ret < 0 ? ret : 0;
+}
+
+int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
+		      uint64_t insn, long nr, const uint64_t args[6],
+		      int64_t *result)
+{
+	struct user_regs_struct saved, r;
+	uint64_t resend = 0;
+	int status, i, ret = 0, sig;
+
+	if (th->interrupting)
+		return bt_fail(bte_busy, 0, "thread %d is being interrupted",
+			       th->tid);
+	ret = bt_thread_regs(th, &saved);
+	if (ret < 0)
+		return ret;
+	r = saved;
+	r.rip = insn;
+	r.rax = (uint64_t)nr;
+	r.orig_rax = (uint64_t)-1;
+	r.rdi = args[0];
+	r.rsi = args[1];
+	r.rdx = args[2];
+	r.r10 = args[3];
+	r.r8 = args[4];
+	r.r9 = args[5];
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, &r) < 0)
+		return bt_fail(bte_ptrace, errno, "ptrace(SETREGS, %d)", th->tid);
+	/* Bounded: each round is a stop of this thread alone. */
+	for (i = 0; i < 64; i++) {
+		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0) {
+			ret = bt_fail(bte_exited, errno, "ptrace(SINGLESTEP, %d)",
+				      th->tid);
+			goto out;
+		}
+		while (waitpid(th->tid, &status, __WALL) < 0)
+			if (errno != EINTR) {
+				ret = bt_fail(bte_exited, errno, "waitpid(%d)",
+					      th->tid);
+				goto out;
+			}
+		t->stats.stops++;
+		if (!WIFSTOPPED(status) ||
+		    (status >> 16) == PTRACE_EVENT_EXIT) {
+			/* dying: target.c takes the report as its own */
+			struct bt_stop ignored;
+
+			ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
+			on_wait(t, th->tid, status, 1, &ignored);
+			return bt_fail(bte_exited, ESRCH, "thread %d ended",
+				       th->tid);
+		}
+		if (status >> 16) {
+			/* nothing ran; an interrupt's stop is this one */
+			if ((status >> 16) == PTRACE_EVENT_STOP)
+				th->interrupting = 0;
+			continue;
+		}
+		sig = WSTOPSIG(status);
+		if (sig != SIGTRAP && sig < 64)
+			resend |= 1ull << sig;
+		if (ptrace(PTRACE_GETREGS, th->tid, 0, &r) == 0 &&
+		    r.rip == insn + 2) {
+			*result = (int64_t)r.rax;
+			goto out;
+		}
+	}
+	ret = bt_fail(bte_internal, 0, "syscall %ld in %d did not complete",
+		      nr, th->tid);
+out:
+	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
+	/* Signals that came meanwhile are judged at their next stop. */
+	for (sig = 1; sig < 64; sig++)
+		if (resend & (1ull << sig))
+			syscall(SYS_tgkill, th->tgid ? th->tgid : t->pid,
+				th->tid, sig);
+	return ret;
 }
 
 /* Stopping everything */

@@ -118,6 +118,22 @@ int bt_thread_record(struct bt_target *t, struct bt_thread *th,
 		     int flags);
 
 /*
+ * Run system call @nr(@args) in stopped thread @th, through the syscall
+ * instruction (0f 05) at @insn, and put the thread's registers back.  @th
+ * must be stopped where no system call is under way: at a SIGTRAP its
+ * backend consumed (BT_TS_TRAP).  Other threads go on running.  A signal
+ * that arrives meanwhile is sent again afterwards (tgkill), to be judged at
+ * its next stop; an exit is recorded as target.c records any other.
+ * Returns 0 with the kernel's return value in *@result (a negative errno
+ * on failure); -bte_exited (errno ESRCH) if the thread ended; -bte_busy if
+ * a PTRACE_INTERRUPT of @th is outstanding (its stop is target.c's to see).
+ * The rounds of stepping are ptrace stops: counted in the stats.
+ */
+int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
+		      uint64_t insn, long nr, const uint64_t args[6],
+		      int64_t *result);
+
+/*
  * The backend for @o into *@ops (backend.c).  Returns 0, or -bte_nosys /
  * -bte_perm with the reason in bt_errdetail().
  */
