@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Displaced execution: instructions run from slots in scratch memory of
+ * the traced process.  See soft_displace.h.
+ */
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "btrace/error.h"
+#include "btrace/insn.h"
+#include "btrace/maps.h"
+#include "internal.h"
+#include "soft_displace.h"
+#include "target_internal.h"
+
+#define SLOT_SIZE BT_DISPLACE_SLOT_SIZE
+#define JMP_BACK_LEN 14		/* jmp *0(%rip); .quad next */
+#define AREA_SIZE (64 * 1024)
+#define AREA_SLOTS (AREA_SIZE / SLOT_SIZE)
+#define AREA_MAX 64
+#define NEAR (1ll << 31)
+
+struct slot_rec {
+	uint64_t orig;		/* the instruction it runs */
+	uint8_t len;
+};
+
+struct area {
+	uint64_t base;
+	size_t used;		/* slots handed out */
+	struct slot_rec rec[AREA_SLOTS];
+};
+
+struct dmap {
+	uint64_t orig, slot;
+	struct dmap *next;
+};
+
+struct bt_displace {
+	csh cs;
+	cs_insn *insn;
+	struct area *area[AREA_MAX];
+	size_t narea;
+	int no_memory;		/* mmap failed: no more tries */
+	uint64_t syscall_insn;	/* a 0f 05 in the process, 0: not found yet */
+	struct dmap **bucket;
+	size_t nbucket, count;
+};
+
+static size_t dhash(uint64_t addr, size_t n)
+{
+	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 24) & (n - 1);
+}
+
+int bt_displace_alloc(struct bt_displace **out)
+{
+	struct bt_displace *d;
+
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return bt_fail(bte_nomem, ENOMEM, "displace");
+	d->nbucket = 1024;
+	d->bucket = calloc(d->nbucket, sizeof(*d->bucket));
+	if (!d->bucket) {
+		free(d);
+		return bt_fail(bte_nomem, ENOMEM, "displace");
+	}
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) != CS_ERR_OK) {
+		free(d->bucket);
+		free(d);
+		return bt_fail(bte_internal, 0, "cs_open");
+	}
+	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	d->insn = cs_malloc(d->cs);
+	if (!d->insn) {
+		bt_displace_free(d);
+		return bt_fail(bte_nomem, ENOMEM, "cs_malloc");
+	}
+	*out = d;
+	return 0;
+}
+
+void bt_displace_reset(struct bt_displace *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->narea; i++)
+		free(d->area[i]);
+	d->narea = 0;
+	d->no_memory = 0;
+	d->syscall_insn = 0;
+	for (i = 0; i < d->nbucket; i++) {
+		struct dmap *m = d->bucket[i], *n;
+
+		for (; m; m = n) {
+			n = m->next;
+			free(m);
+		}
+		d->bucket[i] = NULL;
+	}
+	d->count = 0;
+}
+
+void bt_displace_free(struct bt_displace *d)
+{
+	if (!d)
+		return;
+	if (d->bucket)
+		bt_displace_reset(d);
+	free(d->bucket);
+	if (d->insn)
+		cs_free(d->insn, 1);
+	cs_close(&d->cs);
+	free(d);
+}
+
+size_t bt_displace_count(const struct bt_displace *d)
+{
+	return d->count;
+}
+
+/* Instructions that transfer control, trap or depend on where they are. */
+static int insn_moves(const cs_insn *in)
+{
+	const cs_detail *det = in->detail;
+	uint8_t i;
+
+	for (i = 0; i < det->groups_count; i++)
+		switch (det->groups[i]) {
+		case CS_GRP_JUMP:
+		case CS_GRP_CALL:
+		case CS_GRP_RET:
+		case CS_GRP_INT:
+		case CS_GRP_IRET:
+		case CS_GRP_BRANCH_RELATIVE:
+			return 1;
+		}
+	switch (in->id) {
+	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_SYSEXIT:
+	case X86_INS_SYSRET: case X86_INS_INT3: case X86_INS_INT:
+	case X86_INS_INTO: case X86_INS_INT1: case X86_INS_UD2:
+	case X86_INS_HLT: case X86_INS_XBEGIN: case X86_INS_XABORT:
+	case X86_INS_INVALID:
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Decode @code at @addr into d->insn; 0, or -bte_nosys if it cannot run
+ * displaced.  *@rip_disp: offset of a rip-relative disp32, 0 if none.
+ */
+static int displace_decode(struct bt_displace *d, const uint8_t *code,
+			   size_t len, uint64_t addr, size_t *rip_disp)
+{
+	const uint8_t *p = code;
+	uint64_t a = addr;
+	const cs_x86 *x;
+	size_t n = len;
+	uint8_t i;
+
+	*rip_disp = 0;
+	if (!cs_disasm_iter(d->cs, &p, &n, &a, d->insn) ||
+	    insn_moves(d->insn))
+		return -bte_nosys;
+	x = &d->insn->detail->x86;
+	for (i = 0; i < x->op_count; i++) {
+		if (x->operands[i].type != X86_OP_MEM ||
+		    x->operands[i].mem.base != X86_REG_RIP)
+			continue;
+		if (!x->encoding.disp_offset || x->encoding.disp_size != 4)
+			return -bte_nosys;
+		*rip_disp = x->encoding.disp_offset;
+	}
+	return 0;
+}
+
+int bt_displace_can(struct bt_displace *d, const uint8_t *code, size_t len,
+		    uint64_t addr)
+{
+	size_t rd;
+
+	return displace_decode(d, code, len, addr, &rd) == 0;
+}
+
+static uint64_t slot_addr(const struct area *a, size_t i)
+{
+	return a->base + i * SLOT_SIZE;
+}
+
+static int in_reach(uint64_t slot, uint64_t addr)
+{
+	int64_t delta = (int64_t)(addr - slot);
+
+	return delta > -NEAR + 4096 && delta < NEAR - 4096;
+}
+
+/* An area with a free slot for @addr (near it if @near), or NULL. */
+static struct area *area_pick(struct bt_displace *d, uint64_t addr, int near)
+{
+	size_t i;
+
+	for (i = 0; i < d->narea; i++) {
+		struct area *a = d->area[i];
+
+		if (a->used < AREA_SLOTS &&
+		    (!near || in_reach(slot_addr(a, a->used), addr)))
+			return a;
+	}
+	return NULL;
+}
+
+/* A syscall instruction to run mmap through: any 0f 05 in the vDSO. */
+static uint64_t find_syscall(struct bt_target *t, int memfd)
+{
+	struct bt_maps maps;
+	uint64_t found = 0;
+	size_t i;
+
+	if (bt_maps_read(t->pid, &maps) < 0)
+		return 0;
+	for (i = 0; i < maps.count && !found; i++) {
+		const struct bt_map *m = &maps.map[i];
+		size_t len = m->end - m->start, j;
+		uint8_t *buf;
+
+		if (!(m->prot & BT_MAP_X) || !m->path ||
+		    strcmp(m->path, "[vdso]") || len > (1u << 20))
+			continue;
+		buf = malloc(len);
+		if (buf && pread(memfd, buf, len, (off_t)m->start) == (ssize_t)len)
+			for (j = 0; j + 1 < len && !found; j++)
+				if (buf[j] == 0x0f && buf[j + 1] == 0x05)
+					found = m->start + j;
+		free(buf);
+	}
+	bt_maps_release(&maps);
+	return found;
+}
+
+/*
+ * Map a new scratch area near @addr: below the module it is in where
+ * there is room (not above, where the heap grows), else where the kernel
+ * puts it.
+ */
+static int area_new(struct bt_displace *d, struct bt_target *t,
+		    struct bt_thread *th, int memfd, uint64_t addr,
+		    struct area **out)
+{
+	uint64_t args[6] = { 0, AREA_SIZE, PROT_READ | PROT_EXEC,
+			     MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
+	struct area *a;
+	int64_t res = -1;
+	int ret;
+
+	if (d->no_memory || d->narea == AREA_MAX)
+		return -bte_nomem;
+	if (!d->syscall_insn)
+		d->syscall_insn = find_syscall(t, memfd);
+	if (!d->syscall_insn) {
+		d->no_memory = 1;
+		return bt_fail(bte_nomem, 0, "no syscall instruction in the vDSO");
+	}
+	args[0] = addr > (32u << 20) ? ((addr >> 16) << 16) - (16u << 20) :
+				      (1u << 20);
+	ret = bt_thread_syscall(t, th, d->syscall_insn, SYS_mmap, args, &res);
+	if (ret < 0)
+		return ret;	/* -bte_busy: another time */
+	if (res < 0 && res > -4096) {
+		d->no_memory = 1;
+		return bt_fail(bte_nomem, (int)-res, "mmap in %d", th->tid);
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return bt_fail(bte_nomem, ENOMEM, "scratch area");
+	a->base = (uint64_t)res;
+	d->area[d->narea++] = a;
+	*out = a;
+	return 0;
+}
+
+static int map_add(struct bt_displace *d, uint64_t orig, uint64_t slot)
+{
+	struct dmap *m = malloc(sizeof(*m));
+	size_t h;
+
+	if (!m)
+		return bt_fail(bte_nomem, ENOMEM, "slot");
+	if (d->count >= d->nbucket) {
+		size_t n = d->nbucket * 2, i;
+		struct dmap **nb = calloc(n, sizeof(*nb));
+
+		if (nb) {
+			for (i = 0; i < d->nbucket; i++) {
+				struct dmap *e = d->bucket[i], *next;
+
+				for (; e; e = next) {
+					next = e->next;
+					e->next = nb[dhash(e->orig, n)];
+					nb[dhash(e->orig, n)] = e;
+				}
+			}
+			free(d->bucket);
+			d->bucket = nb;
+			d->nbucket = n;
+		}
+	}
+	m->orig = orig;
+	m->slot = slot;
+	h = dhash(orig, d->nbucket);
+	m->next = d->bucket[h];
+	d->bucket[h] = m;
+	d->count++;
+	return 0;
+}
+
+static uint64_t map_find(const struct bt_displace *d, uint64_t orig)
+{
+	const struct dmap *m = d->bucket[dhash(orig, d->nbucket)];
+
+	for (; m; m = m->next)
+		if (m->orig == orig)
+			return m->slot;
+	return 0;
+}
+
+int bt_displace_encode(struct bt_displace *d, const uint8_t *code,
+		       size_t len, uint64_t addr, uint64_t slot,
+		       uint8_t out[BT_DISPLACE_SLOT_SIZE])
+{
+	size_t rip_disp, ilen;
+	uint64_t next;
+	int ret;
+
+	ret = displace_decode(d, code, len, addr, &rip_disp);
+	if (ret < 0)
+		return ret;
+	if (rip_disp && !in_reach(slot, addr))
+		return -bte_nosys;
+	ilen = d->insn->size;
+	next = addr + ilen;
+	memcpy(out, code, ilen);
+	if (rip_disp) {
+		int32_t disp;
+
+		memcpy(&disp, out + rip_disp, 4);
+		disp = (int32_t)((int64_t)disp + (int64_t)(addr - slot));
+		memcpy(out + rip_disp, &disp, 4);
+	}
+	/* jmp *0(%rip) and the address it reads */
+	memcpy(out + ilen, "\xff\x25\x00\x00\x00\x00", 6);
+	memcpy(out + ilen + 6, &next, 8);
+	return (int)(ilen + JMP_BACK_LEN);
+}
+
+int bt_displace_make(struct bt_displace *d, struct bt_target *t,
+		     struct bt_thread *th, int memfd, const uint8_t *code,
+		     size_t len, uint64_t addr, uint64_t *slot)
+{
+	uint8_t bytes[SLOT_SIZE];
+	size_t rip_disp;
+	struct area *a;
+	uint64_t s;
+	int ret, n;
+
+	*slot = map_find(d, addr);
+	if (*slot)
+		return 0;
+	ret = displace_decode(d, code, len, addr, &rip_disp);
+	if (ret < 0)
+		return ret;
+	a = area_pick(d, addr, rip_disp != 0);
+	if (!a) {
+		ret = area_new(d, t, th, memfd, addr, &a);
+		if (ret < 0)
+			return ret;	/* a far area is kept for others */
+	}
+	s = slot_addr(a, a->used);
+	n = bt_displace_encode(d, code, len, addr, s, bytes);
+	if (n < 0)
+		return n;
+	if (pwrite(memfd, bytes, (size_t)n, (off_t)s) != n)
+		return bt_fail(bte_io, errno, "write slot 0x%llx",
+			       (unsigned long long)s);
+	ret = map_add(d, addr, s);
+	if (ret < 0)
+		return ret;
+	a->rec[a->used].orig = addr;
+	a->rec[a->used].len = (uint8_t)(n - JMP_BACK_LEN);
+	a->used++;
+	*slot = s;
+	return 0;
+}
+
+static const struct slot_rec *slot_rec(const struct bt_displace *d,
+				       uint64_t pc, uint64_t *off)
+{
+	size_t i;
+
+	for (i = 0; i < d->narea; i++) {
+		const struct area *a = d->area[i];
+
+		if (pc >= a->base && pc < slot_addr(a, a->used)) {
+			*off = (pc - a->base) % SLOT_SIZE;
+			return &a->rec[(pc - a->base) / SLOT_SIZE];
+		}
+	}
+	return NULL;
+}
+
+int bt_displace_slot_of(const struct bt_displace *d, uint64_t pc,
+			uint64_t *orig, uint8_t *len)
+{
+	const struct slot_rec *r;
+	uint64_t off;
+
+	r = slot_rec(d, pc, &off);
+	if (!r || off)
+		return 0;
+	*orig = r->orig;
+	*len = r->len;
+	return 1;
+}
+
+uint64_t bt_displace_unmap(const struct bt_displace *d, uint64_t pc)
+{
+	const struct slot_rec *r;
+	uint64_t off;
+
+	r = slot_rec(d, pc, &off);
+	if (!r)
+		return pc;
+	return off ? r->orig + r->len : r->orig;
+}
