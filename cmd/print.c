@@ -485,8 +485,9 @@ void print_report_json(FILE *out, const struct print_report *r,
 	fputs("]", out);
 	if (r->stats)
 		fprintf(out, ",\n \"stats\": {\"instructions\": %" PRIu64
-			", \"branches\": %" PRIu64 ", \"stops\": %" PRIu64 "}",
+			", \"branches\": %" PRIu64 ", \"stops\": %" PRIu64
+			", \"displaced\": %" PRIu64 "}",
 			r->stats->instructions, r->stats->branches,
-			r->stats->stops);
+			r->stats->stops, r->stats->displaced);
 	fputs("}\n", out);
 }

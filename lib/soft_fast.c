@@ -24,17 +24,20 @@
 #include "btrace/ring.h"
 #include "internal.h"
 #include "soft_block.h"
+#include "soft_displace.h"
 #include "soft_emu.h"
 #include "soft_fast.h"
 #include "target_internal.h"
 
 #define CHAIN_MAX 64
+#define EXIT_MAX 16
 #define RET_STACK_MAX 64
 
 enum fast_bp_kind {
 	BP_DECIDE = 1,	/* a decision branch: evaluate it */
 	BP_STEP,	/* step the instruction with the int3 lifted */
 	BP_DIRECT,	/* a direct jmp/call ending a chain early */
+	BP_TARGET,	/* a side of a conditional: run it displaced */
 };
 
 struct fast_bp {
@@ -44,6 +47,7 @@ struct fast_bp {
 	uint8_t iclass;		/* enum bt_insn_class of the instruction */
 	uint8_t emu_ok;
 	struct bt_emu_insn emu;
+	uint64_t slot;		/* where the instruction runs displaced, 0: none */
 	struct fast_bp *next;
 };
 
@@ -55,6 +59,19 @@ struct fast_link {
 	uint8_t taken;		/* entered by prev's conditional, taken */
 	uint8_t how;		/* enum bt_block_end */
 	uint8_t term_class;
+};
+
+/*
+ * A conditional of the chain with an int3 (BP_TARGET) on the side the
+ * chain does not follow, usually its taken target (else its fall-through,
+ * the chain going on at the taken one): the conditional itself goes
+ * unwatched, and a thread stopping at the target went that way.  Targets
+ * lie outside every link of the chain.
+ */
+struct fast_exit {
+	uint64_t target;
+	int16_t link;		/* the link the conditional ends */
+	uint8_t taken;		/* target is the taken side (else fall-through) */
 };
 
 /* The function entries of traced code, for callbacks from untraced code. */
@@ -74,6 +91,11 @@ enum fast_state {
 struct fast_thread {
 	struct fast_link chain[CHAIN_MAX];
 	size_t nchain;
+	struct fast_exit exits[EXIT_MAX];
+	size_t nexits;
+	uint64_t displaced;	/* the chain begins with this one, displaced */
+	int may_restart;	/* chain_build may ask for a displaced start */
+	int next_taken;		/* the next main link is a conditional's target */
 	uint32_t acc;		/* instructions since the last branch */
 	int state;		/* enum fast_state */
 	int need_step;		/* trap left it at an int3 to step over */
@@ -103,6 +125,7 @@ struct fast {
 	struct bt_block_cache *blocks;
 	struct bt_disasm *dis;
 	struct bt_emu *emu;
+	struct bt_displace *dsp;
 	struct fast_bp **bp;
 	size_t nbp_bucket, nbp;
 	uint64_t restorers[16];
@@ -125,6 +148,11 @@ struct fast {
 static struct fast *fast_of(struct bt_target *t)
 {
 	return t->bk;
+}
+
+static int ft_foreign(const struct bt_thread *th)
+{
+	return ((const struct fast_thread *)th->bk)->foreign;
 }
 
 /* ---- breakpoints ---------------------------------------------------- */
@@ -253,6 +281,8 @@ static int bp_insert(struct bt_target *t, uint64_t addr, int kind,
 		b->iclass = in.iclass;
 	b->emu_ok = bt_emu_decode(f->emu, code, sizeof(code), addr,
 				  &b->emu) == 0;
+	if (kind == BP_TARGET && b->iclass != BT_INSN_OTHER)
+		b->kind = b->emu_ok ? BP_DECIDE : BP_STEP;
 	ret = mem_poke(f, addr, 0xcc);
 	if (ret < 0) {
 		free(b);
@@ -451,6 +481,31 @@ static void link_pass(struct bt_target *t, struct bt_thread *th,
 	/* else fell through: a conditional not taken, a syscall, a cut */
 }
 
+/* The path from the chain's first link to link @at, last first. */
+static int chain_path(const struct fast_thread *ft, int at, int *path)
+{
+	int np = 0, i;
+
+	for (i = at; i >= 0 && np < CHAIN_MAX; i = ft->chain[i].prev)
+		path[np++] = i;
+	return np;
+}
+
+/* The thread took exit @e: its conditional's link ran, and the branch. */
+static void exit_commit(struct bt_target *t, struct bt_thread *th,
+			const struct fast_exit *e)
+{
+	struct fast_thread *ft = th->bk;
+	int path[CHAIN_MAX], np = chain_path(ft, e->link, path), i;
+	const struct fast_link *l = &ft->chain[e->link];
+
+	for (i = np - 1; i > 0; i--)
+		link_pass(t, th, &ft->chain[path[i]], &ft->chain[path[i - 1]]);
+	acc_add(t, th, l->ninsn);
+	if (e->taken)
+		rec(t, th, l->end, e->target, BT_BR_COND, 0);
+}
+
 /*
  * The thread stopped at @pc: what it ran of its chain since it was
  * resumed goes into its ring.  The links are disjoint in the address
@@ -463,11 +518,28 @@ static void chain_commit(struct bt_target *t, struct bt_thread *th,
 {
 	struct fast_thread *ft = th->bk;
 	int path[CHAIN_MAX], np = 0, i, at = -1, n = (int)ft->nchain;
-	int full = 0;
+	int full = 0, exit = -1;
 
 	ft->nchain = 0;
+	if (ft->displaced) {
+		uint64_t orig;
+		uint8_t len;
+
+		ft->displaced = 0;
+		if (bt_displace_slot_of(fast_of(t)->dsp, pc, &orig, &len))
+			return;		/* not run yet */
+		acc_add(t, th, 1);
+		pc = bt_displace_unmap(fast_of(t)->dsp, pc);
+	}
 	if (!n)
 		return;
+	for (i = 0; i < (int)ft->nexits && exit < 0; i++)
+		if (pc == ft->exits[i].target)
+			exit = i;
+	if (exit >= 0) {
+		exit_commit(t, th, &ft->exits[exit]);
+		return;
+	}
 	for (i = 0; i < n && at < 0; i++)
 		if (pc >= ft->chain[i].start && pc < ft->chain[i].next)
 			at = i;
@@ -479,8 +551,7 @@ static void chain_commit(struct bt_target *t, struct bt_thread *th,
 		rec_gap(t, th, ft->chain[0].start, pc, BT_GAP_DECODE);
 		return;
 	}
-	for (i = at; i >= 0 && np < CHAIN_MAX; i = ft->chain[i].prev)
-		path[np++] = i;
+	np = chain_path(ft, at, path);
 	for (i = np - 1; i > 0; i--)
 		link_pass(t, th, &ft->chain[path[i]], &ft->chain[path[i - 1]]);
 	if (full)
@@ -508,6 +579,9 @@ static int link_overlaps(const struct fast_thread *ft, uint64_t start,
 
 	for (i = 0; i < ft->nchain; i++)
 		if (start < ft->chain[i].next && ft->chain[i].start < next)
+			return 1;
+	for (i = 0; i < ft->nexits; i++)
+		if (ft->exits[i].target >= start && ft->exits[i].target < next)
 			return 1;
 	return 0;
 }
@@ -557,6 +631,30 @@ static int chain_cut(struct bt_target *t, struct fast_thread *ft,
 	return chain_stop(t, ft, next, BP_STEP);
 }
 
+static void bp_drop_unused(struct bt_target *t, struct fast_thread *ft,
+			   uint64_t addr);
+
+/*
+ * The chain runs through block @b: int3s other chains left inside it, and
+ * on a direct jump or call ending it (followed without a stop), would stop
+ * the thread for nothing.  They go where no other thread relies on them.
+ * The one on a decision branch ending it stays: link_follow decides.
+ */
+static void link_clear_strays(struct bt_target *t, struct fast_thread *ft,
+			      const struct bt_block *b)
+{
+	struct fast *f = fast_of(t);
+	uint32_t i, n = b->ninsn;
+
+	if (!f->nbp || f->filtered)
+		return;
+	if (b->how == BT_BLOCK_BRANCH && b->term_class != BT_INSN_JUMP &&
+	    b->term_class != BT_INSN_CALL)
+		n--;
+	for (i = 0; i < n; i++)
+		bp_drop_unused(t, ft, b->start + b->off[i]);
+}
+
 /* Append the block at @a to the chain, after link @prev. */
 static int link_add(struct bt_target *t, struct fast_thread *ft, uint64_t a,
 		    int prev, int taken, const struct bt_block **out)
@@ -581,6 +679,7 @@ static int link_add(struct bt_target *t, struct fast_thread *ft, uint64_t a,
 	l->taken = (uint8_t)taken;
 	l->how = b->how;
 	l->term_class = b->term_class;
+	link_clear_strays(t, ft, b);
 	*out = b;
 	return 0;
 }
@@ -630,6 +729,165 @@ static int chain_taken_side(struct bt_target *t, struct fast_thread *ft,
 	return 0;
 }
 
+/*
+ * Can the instruction at @addr be a conditional's target?  2: it runs
+ * displaced; 1: it is a branch evaluated there; 0: neither.
+ */
+static int target_runs(struct bt_target *t, uint64_t addr)
+{
+	struct fast *f = fast_of(t);
+	uint8_t code[BT_INSN_MAX_LEN];
+	struct bt_emu_insn ei;
+	struct bt_insn in;
+
+	memset(code, 0, sizeof(code));
+	if (fast_read(t, addr, code, 1) < 0)
+		return 0;
+	fast_read(t, addr + 1, code + 1, sizeof(code) - 1);
+	if (bt_insn_decode(f->dis, code, sizeof(code), addr, &in) < 0)
+		return 0;
+	if (in.iclass == BT_INSN_OTHER)
+		return bt_displace_can(f->dsp, code, sizeof(code), addr) ? 2 : 0;
+	return bt_emu_decode(f->emu, code, sizeof(code), addr, &ei) == 0;
+}
+
+/* Does the fall-through of the conditional ending @b run into its target? */
+static int joins(struct bt_target *t, const struct bt_block *b)
+{
+	const struct bt_block *fb;
+
+	return bt_block_get(fast_of(t)->blocks, b->next, fast_read, t,
+			    &fb) == 0 &&
+	       b->target >= fb->start && b->target < fb->next;
+}
+
+/*
+ * Can the conditional ending block @b (the main path's last link) go
+ * unwatched, with an int3 on its taken target instead (@taken, else on its
+ * fall-through: chain_exit_inverse)?  The target must
+ * lie outside the chain's links, be no other exit's target (link_overlaps
+ * keeps later links clear of it too), and its instruction must run
+ * displaced or be a branch evaluated there: a thread stopping at the
+ * target took the branch, at the cost of that one stop.  Returns 1 with
+ * the exit added, 0 if not.
+ */
+static int chain_exit(struct bt_target *t, struct fast_thread *ft,
+		      const struct bt_block *b, int taken)
+{
+	struct fast *f = fast_of(t);
+	uint64_t target = taken ? b->target : b->next;
+	struct fast_bp *bp;
+
+	if (ft->nexits == EXIT_MAX || b->target == b->next ||
+	    link_overlaps(ft, target, target + 1) || !addr_fast(t, target))
+		return 0;
+	if (taken && joins(t, b))
+		return 0;	/* the chain would run into it: inverse */
+	bp = bp_find(f, target);
+	if (bp && bp->kind == BP_STEP && bp->iclass != BT_INSN_OTHER)
+		return 0;
+	if (!target_runs(t, target) ||
+	    (!bp && bp_insert(t, target, BP_TARGET, &bp) < 0))
+		return 0;
+	ft->exits[ft->nexits].target = target;
+	ft->exits[ft->nexits].link = (int16_t)ft->last;
+	ft->exits[ft->nexits].taken = (uint8_t)taken;
+	ft->nexits++;
+	return 1;
+}
+
+/*
+ * if (c) body;  The taken target of the conditional ending @b is where
+ * its fall-through path joins, so neither exit nor taken side works there:
+ * the chain goes on at the taken target instead, with the exit on the
+ * fall-through (a stop only when the body runs).  Returns 1 with the exit
+ * added and ft->next_taken set, 0 if not.
+ */
+static int chain_exit_inverse(struct bt_target *t, struct fast_thread *ft,
+			      const struct bt_block *b)
+{
+	const struct bt_block *tb;
+
+	if (!addr_fast(t, b->target) ||
+	    bt_block_get(fast_of(t)->blocks, b->target, fast_read, t, &tb) < 0 ||
+	    link_overlaps(ft, tb->start, tb->next) ||
+	    (b->next >= tb->start && b->next < tb->next) ||
+	    !chain_exit(t, ft, b, 0))
+		return 0;
+	ft->next_taken = 1;
+	return 1;
+}
+
+/*
+ * A thread stopping at an exit's target must have taken that exit: where
+ * the chain ends at the same address, the chain ends at that exit's
+ * conditional instead (evaluated there).
+ */
+static int chain_settle(struct bt_target *t, struct fast_thread *ft)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < ft->nexits; i++) {
+		const struct fast_exit *e = &ft->exits[i];
+
+		if (e->target != ft->stop &&
+		    e->target != ft->chain[ft->last].next)
+			continue;
+		ft->last = e->link;
+		ft->nchain = (size_t)e->link + 1;
+		ft->nexits = i;
+		ret = chain_stop(t, ft, ft->chain[ft->last].end, BP_DECIDE);
+		if (ret < 0)
+			return ret;
+		i = (size_t)-1;	/* the new end against the exits left */
+	}
+	return 0;
+}
+
+/* Does @ft's current chain rely on an int3 at @addr? */
+static int chain_needs(const struct fast_thread *ft, uint64_t addr)
+{
+	size_t i;
+
+	if (ft->lifted == addr)
+		return 1;	/* it puts the int3 back after its step */
+	if (!ft->nchain)
+		return 0;
+	if (ft->stop == addr)
+		return 1;
+	for (i = 0; i < ft->nexits; i++)
+		if (ft->exits[i].target == addr)
+			return 1;
+	for (i = 0; i < ft->nchain; i++)
+		if (ft->chain[i].end == addr)
+			return 1;
+	return 0;
+}
+
+/*
+ * The conditional at @addr now goes unwatched in @ft's chain: an int3 an
+ * earlier chain left there would stop every thread for nothing.  It goes
+ * unless another thread's chain relies on it.  Kept with filters, whose
+ * re-entry points are int3s too.
+ */
+static void bp_drop_unused(struct bt_target *t, struct fast_thread *ft,
+			   uint64_t addr)
+{
+	struct fast *f = fast_of(t);
+	size_t i;
+
+	if (f->filtered || !bp_find(f, addr))
+		return;
+	for (i = 0; i < t->nthreads; i++) {
+		const struct fast_thread *o = t->threads[i]->bk;
+
+		if (o && o != ft && (o->foreign || chain_needs(o, addr)))
+			return;
+	}
+	bp_remove_range(f, addr, addr + 1, 1);
+}
+
 /* The next main-path block after @b, 0 when the chain stops at @b. */
 static int link_follow(struct bt_target *t, struct fast_thread *ft,
 		       const struct bt_block *b, uint64_t *next)
@@ -658,8 +916,25 @@ static int link_follow(struct bt_target *t, struct fast_thread *ft,
 	case BT_INSN_INT3:
 		return 0;	/* the program's own: it traps by itself */
 	case BT_INSN_COND:
+		/* back to the chain's start, a loop's head: restart displaced */
+		if (ft->may_restart && b->target == ft->chain[0].start &&
+		    b->emu_ok && target_runs(t, b->target) == 2)
+			return -bte_busy;
+		if (!f->no_taken_sides && b->emu_ok && b->target &&
+		    chain_exit(t, ft, b, 1)) {
+			bp_drop_unused(t, ft, b->end);
+			*next = b->next;
+			return 0;
+		}
+		if (!f->no_taken_sides && b->emu_ok && b->target &&
+		    chain_exit_inverse(t, ft, b)) {
+			bp_drop_unused(t, ft, b->end);
+			*next = b->target;
+			return 0;
+		}
 		if (!f->no_taken_sides && b->emu_ok && b->target &&
 		    chain_taken_side(t, ft, ft->last, b->target)) {
+			bp_drop_unused(t, ft, b->end);
 			*next = b->next;
 			return 0;
 		}
@@ -675,20 +950,17 @@ static int link_follow(struct bt_target *t, struct fast_thread *ft,
  * no code can be read at @pc (the caller steps: the fault, if any, happens
  * for real).
  */
-static int chain_build(struct bt_target *t, struct bt_thread *th, uint64_t pc)
+static int chain_grow(struct bt_target *t, struct fast_thread *ft, uint64_t pc)
 {
-	struct fast_thread *ft = th->bk;
 	uint64_t a = pc;
 	int ret;
 
-	ft->nchain = 0;
-	ft->stop = 0;
-	ft->last = -1;
 	for (;;) {
 		const struct bt_block *b;
 		uint64_t next;
 
-		ret = link_add(t, ft, a, ft->last, 0, &b);
+		ret = link_add(t, ft, a, ft->last, ft->next_taken, &b);
+		ft->next_taken = 0;
 		if (ret < 0) {
 			if (ft->last < 0)
 				return ret == -bte_nosys ? -bte_io : ret;
@@ -700,6 +972,22 @@ static int chain_build(struct bt_target *t, struct bt_thread *th, uint64_t pc)
 			return ret;
 		a = next;
 	}
+}
+
+static int chain_build(struct bt_target *t, struct bt_thread *th, uint64_t pc)
+{
+	struct fast_thread *ft = th->bk;
+	int ret;
+
+	ft->nchain = 0;
+	ft->nexits = 0;
+	ft->next_taken = 0;
+	ft->stop = 0;
+	ft->last = -1;
+	ret = chain_grow(t, ft, pc);
+	if (ret < 0 || ft->last < 0)
+		return ret;
+	return chain_settle(t, ft);
 }
 
 /* ---- untraced code -------------------------------------------------- */
@@ -876,6 +1164,29 @@ static void branch_taken(struct bt_target *t, struct bt_thread *th,
 }
 
 /*
+ * The slot where the instruction under @b runs displaced, made on first
+ * use: @th is stopped at a trap of ours, where a system call may be run
+ * to map scratch memory.  0, or a negative bt_error (step instead).
+ */
+static int bp_slot(struct bt_target *t, struct bt_thread *th,
+		   struct fast_bp *b)
+{
+	struct fast *f = fast_of(t);
+	uint8_t code[BT_INSN_MAX_LEN];
+
+	if (b->slot)
+		return 0;
+	if (ft_foreign(th) || f->lifted_all)
+		return -bte_nosys;
+	memset(code, 0, sizeof(code));
+	if (fast_read(t, b->addr, code, 1) < 0)
+		return -bte_io;
+	fast_read(t, b->addr + 1, code + 1, sizeof(code) - 1);
+	return bt_displace_make(f->dsp, t, th, f->memfd, code, sizeof(code),
+				b->addr, &b->slot);
+}
+
+/*
  * @th stopped on our int3 @b (regs->rip is back at the instruction).
  * Evaluate the branch and move the thread on, or leave it there to be
  * stepped.  Returns 0 or a negative bt_error.
@@ -888,6 +1199,10 @@ static int bp_hit(struct bt_target *t, struct bt_thread *th,
 	struct user_regs_struct r = *regs;
 	struct bt_emu_result res;
 
+	if (b->iclass == BT_INSN_OTHER && bp_slot(t, th, b) == 0) {
+		regs->rip = b->slot;	/* fast_resume goes on from there */
+		return set_regs(th, regs);
+	}
 	if (b->kind == BP_STEP || !b->emu_ok ||
 	    bt_emu_eval(&b->emu, &r, emu_read, t, &res) < 0)
 		goto step;
@@ -1070,6 +1385,7 @@ static void fast_exec(struct bt_target *t, struct fast *f)
 
 	bp_remove_range(f, 0, ~0ull, 0);
 	bt_block_clear(f->blocks);
+	bt_displace_reset(f->dsp);
 	f->nrestorers = 0;
 	f->nentries = 0;
 	f->entries_done = 0;
@@ -1108,6 +1424,95 @@ static int fast_setup(struct bt_target *t, struct bt_thread *th)
 	return fast_triggers(t, f);
 }
 
+/*
+ * @th stopped inside a slot: commit what it ran of its chain and put its
+ * pc back where the program has it (soft_displace.h).  A thread at the
+ * start of a slot is left there when @keep_start: it is about to run it.
+ */
+static void thread_unslot(struct bt_target *t, struct bt_thread *th,
+			  struct user_regs_struct *regs, int keep_start)
+{
+	struct fast *f = fast_of(t);
+	uint64_t pc, orig;
+	uint8_t len;
+
+	pc = bt_displace_unmap(f->dsp, regs->rip);
+	if (pc == regs->rip ||
+	    (keep_start && bt_displace_slot_of(f->dsp, regs->rip, &orig, &len)))
+		return;
+	chain_commit(t, th, regs->rip);
+	regs->rip = pc;
+	set_regs(th, regs);
+}
+
+/* The same for a stopped thread, its registers read here. */
+static void thread_unslot_stopped(struct bt_target *t, struct bt_thread *th)
+{
+	struct user_regs_struct regs;
+
+	if (th->bk && !ft_foreign(th) && th->state == BT_TH_STOPPED &&
+	    bt_thread_regs(th, &regs) == 0)
+		thread_unslot(t, th, &regs, 0);
+}
+
+/*
+ * Start @th's chain with a displaced instruction: @th stands at a slot
+ * (bp_hit moved it there), or at an int3 of ours whose instruction has a
+ * slot.  Returns 1 with the thread continued; 0 if neither, or if the
+ * chain after it cannot be built (then back at the int3, to be stepped
+ * with it lifted); or a negative bt_error.
+ */
+static int slot_enter(struct bt_target *t, struct bt_thread *th,
+		      struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	struct fast_bp *b = NULL;
+	uint64_t orig;
+	uint8_t len;
+
+	if (!bt_displace_slot_of(f->dsp, regs->rip, &orig, &len)) {
+		b = bp_find(f, regs->rip);
+		if (!b || !b->slot || b->iclass != BT_INSN_OTHER ||
+		    !bt_displace_slot_of(f->dsp, b->slot, &orig, &len))
+			return 0;
+		regs->rip = b->slot;
+	}
+	if (chain_build(t, th, orig + len) < 0) {
+		ft->nchain = 0;
+		ft->need_step = 1;
+		regs->rip = orig;
+		return set_regs(th, regs) < 0 ? -bte_ptrace : 0;
+	}
+	if (b && set_regs(th, regs) < 0)
+		return -bte_ptrace;
+	ft->displaced = orig;
+	ft->state = FT_RUN;
+	t->stats.displaced++;
+	return do_ptrace(PTRACE_CONT, th, 0) < 0 ? -bte_ptrace : 1;
+}
+
+/*
+ * A conditional of the chain from pc goes back to pc (a loop's head): the
+ * instruction at pc gets an int3 and runs displaced, and the chain starts
+ * after it, so that the conditional becomes an exit.  Returns as
+ * slot_enter().
+ */
+static int slot_restart(struct bt_target *t, struct bt_thread *th,
+			struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast_bp *b;
+	int ret;
+
+	if (bp_insert(t, regs->rip, BP_TARGET, &b) < 0 ||
+	    b->iclass != BT_INSN_OTHER || bp_slot(t, th, b) < 0)
+		return 0;
+	ret = slot_enter(t, th, regs);
+	ft->need_step = 0;	/* then the int3 at pc stops it at once */
+	return ret;
+}
+
 static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
 {
 	struct fast_thread *ft = th->bk;
@@ -1127,9 +1532,15 @@ static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
 	if (ft->state == FT_NATIVE && !(ft->need_step && !sig))
 		return do_ptrace(PTRACE_CONT, th, sig);
 	ft->back_native = ft->state == FT_NATIVE;
+	thread_unslot(t, th, &regs, 1);
 	chain_commit(t, th, regs.rip);
 	if (sig)
 		return step(th, FT_SIGSTEP, &regs, sig);
+	if (!ft->need_step && !ft->back_native) {
+		ret = slot_enter(t, th, &regs);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
 	if (ft->need_step) {
 		struct fast_bp *b = bp_find(f, regs.rip);
 
@@ -1147,7 +1558,16 @@ static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
 		}
 		return step(th, FT_STEP, &regs, 0);
 	}
-	if (chain_build(t, th, regs.rip) < 0) {
+	ft->may_restart = th->why == BT_TS_TRAP;
+	ret = chain_build(t, th, regs.rip);
+	ft->may_restart = 0;
+	if (ret == -bte_busy) {
+		ret = slot_restart(t, th, &regs);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		ret = chain_build(t, th, regs.rip);
+	}
+	if (ret < 0) {
 		ft->nchain = 0;
 		return step(th, FT_STEP, &regs, 0);
 	}
@@ -1323,6 +1743,7 @@ static void fast_free(struct fast *f)
 	bt_block_cache_free(f->blocks);
 	bt_disasm_free(f->dis);
 	bt_emu_free(f->emu);
+	bt_displace_free(f->dsp);
 	free(f->region);
 	free(f->entries);
 	free(f);
@@ -1371,6 +1792,8 @@ static int fast_init(struct bt_target *t)
 		ret = bt_disasm_alloc(&f->dis);
 	if (!ret)
 		ret = bt_emu_alloc(&f->emu);
+	if (!ret)
+		ret = bt_displace_alloc(&f->dsp);
 	if (ret < 0) {
 		t->bk = NULL;
 		fast_free(f);
@@ -1391,6 +1814,7 @@ static void fast_stopped(struct bt_target *t)
 		struct fast_thread *ft = th->bk;
 		uint64_t pc;
 
+		thread_unslot_stopped(t, th);
 		if (ft && ft->nchain && ft->state != FT_NATIVE &&
 		    th->state == BT_TH_STOPPED && bt_thread_pc(th, &pc) == 0)
 			chain_commit(t, th, pc);
@@ -1400,8 +1824,14 @@ static void fast_stopped(struct bt_target *t)
 static void fast_release(struct bt_target *t)
 {
 	struct fast *f = fast_of(t);
+	size_t i;
 
-	if (f && f->memfd >= 0)
+	if (!f)
+		return;
+	/* no thread is left in a slot: they stay, but are never run again */
+	for (i = 0; i < t->nthreads; i++)
+		thread_unslot_stopped(t, t->threads[i]);
+	if (f->memfd >= 0)
 		bp_remove_range(f, 0, ~0ull, !f->lifted_all);
 }
 
@@ -1447,6 +1877,13 @@ static void fast_signal(struct bt_target *t, struct bt_thread *th, int sig)
 {
 }
 
+/* A signal stop: judged and shown at the program's own pc. */
+static void fast_signalled(struct bt_target *t, struct bt_thread *th)
+{
+	if (fast_of(t))
+		thread_unslot_stopped(t, th);
+}
+
 static int fast_capture(struct bt_target *t, struct bt_thread *th,
 			struct bt_capture *cap)
 {
@@ -1455,6 +1892,7 @@ static int fast_capture(struct bt_target *t, struct bt_thread *th,
 	uint64_t pc;
 	int ret;
 
+	thread_unslot_stopped(t, th);
 	if (ft && ft->state != FT_NATIVE && th->state == BT_TH_STOPPED &&
 	    bt_thread_pc(th, &pc) == 0)
 		chain_commit(t, th, pc);
@@ -1489,5 +1927,6 @@ const struct bt_backend_ops bt_backend_soft_fast = {
 	.stopped = fast_stopped,
 	.hide = fast_hide,
 	.signal = fast_signal,
+	.signalled = fast_signalled,
 	.capture = fast_capture,
 };

@@ -83,6 +83,9 @@ struct bt_stats {
 	uint64_t instructions;	/* instructions the backend saw, 0 if unknown */
 	uint64_t branches;	/* taken branches recorded */
 	uint64_t stops;		/* ptrace stops btrace caused or handled */
+	uint64_t displaced;	/* soft fast mode: instructions run from a
+				 * slot under an int3 of ours (not saved in
+				 * trace files) */
 };
 
 struct bt_target;
