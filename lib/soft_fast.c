@@ -46,6 +46,7 @@ struct fast_bp {
 	uint8_t kind;		/* enum fast_bp_kind */
 	uint8_t iclass;		/* enum bt_insn_class of the instruction */
 	uint8_t emu_ok;
+	uint8_t can_displace;	/* bt_displace_can() */
 	struct bt_emu_insn emu;
 	uint64_t slot;		/* where the instruction runs displaced, 0: none */
 	struct fast_bp *next;
@@ -59,6 +60,7 @@ struct fast_link {
 	uint8_t taken;		/* entered by prev's conditional, taken */
 	uint8_t how;		/* enum bt_block_end */
 	uint8_t term_class;
+	uint8_t stop_end;	/* ends a taken side: its int3 is relied on */
 };
 
 /*
@@ -281,6 +283,8 @@ static int bp_insert(struct bt_target *t, uint64_t addr, int kind,
 		b->iclass = in.iclass;
 	b->emu_ok = bt_emu_decode(f->emu, code, sizeof(code), addr,
 				  &b->emu) == 0;
+	b->can_displace = b->iclass == BT_INSN_OTHER &&
+			  bt_displace_can(f->dsp, code, sizeof(code), addr);
 	if (kind == BP_TARGET && b->iclass != BT_INSN_OTHER)
 		b->kind = b->emu_ok ? BP_DECIDE : BP_STEP;
 	ret = mem_poke(f, addr, 0xcc);
@@ -296,6 +300,24 @@ static int bp_insert(struct bt_target *t, uint64_t addr, int kind,
 	f->nbp++;
 	*out = b;
 	return 0;
+}
+
+/* Take the int3 at @addr out (the original byte back). */
+static void bp_remove(struct fast *f, uint64_t addr)
+{
+	struct fast_bp **pp, *b;
+
+	if (!f->nbp)
+		return;
+	for (pp = &f->bp[bp_hash(addr, f->nbp_bucket)]; (b = *pp);
+	     pp = &b->next)
+		if (b->addr == addr) {
+			mem_poke(f, addr, b->orig);
+			*pp = b->next;
+			free(b);
+			f->nbp--;
+			return;
+		}
 }
 
 /* Put back the original bytes of every int3 in [start, end). */
@@ -631,30 +653,6 @@ static int chain_cut(struct bt_target *t, struct fast_thread *ft,
 	return chain_stop(t, ft, next, BP_STEP);
 }
 
-static void bp_drop_unused(struct bt_target *t, struct fast_thread *ft,
-			   uint64_t addr);
-
-/*
- * The chain runs through block @b: int3s other chains left inside it, and
- * on a direct jump or call ending it (followed without a stop), would stop
- * the thread for nothing.  They go where no other thread relies on them.
- * The one on a decision branch ending it stays: link_follow decides.
- */
-static void link_clear_strays(struct bt_target *t, struct fast_thread *ft,
-			      const struct bt_block *b)
-{
-	struct fast *f = fast_of(t);
-	uint32_t i, n = b->ninsn;
-
-	if (!f->nbp || f->filtered)
-		return;
-	if (b->how == BT_BLOCK_BRANCH && b->term_class != BT_INSN_JUMP &&
-	    b->term_class != BT_INSN_CALL)
-		n--;
-	for (i = 0; i < n; i++)
-		bp_drop_unused(t, ft, b->start + b->off[i]);
-}
-
 /* Append the block at @a to the chain, after link @prev. */
 static int link_add(struct bt_target *t, struct fast_thread *ft, uint64_t a,
 		    int prev, int taken, const struct bt_block **out)
@@ -679,7 +677,7 @@ static int link_add(struct bt_target *t, struct fast_thread *ft, uint64_t a,
 	l->taken = (uint8_t)taken;
 	l->how = b->how;
 	l->term_class = b->term_class;
-	link_clear_strays(t, ft, b);
+	l->stop_end = 0;
 	*out = b;
 	return 0;
 }
@@ -690,11 +688,13 @@ static int link_add(struct bt_target *t, struct fast_thread *ft, uint64_t a,
  * Can the conditional ending link @cond go unwatched?  Its taken side is
  * followed through direct transfers to the next decision branch, which
  * gets an int3: a thread stopping there took the branch.  Every block of
- * that side must be new to the chain (links stay disjoint).  Returns 1
- * with the links added, 0 (nothing added) if not.
+ * that side must be new to the chain (links stay disjoint).  With @sure,
+ * only a branch always taken (a return, an indirect jump or call) may end
+ * it: a stop due anyway.  Returns 1 with the links added, 0 (nothing
+ * added) if not.
  */
 static int chain_taken_side(struct bt_target *t, struct fast_thread *ft,
-			    int cond, uint64_t target)
+			    int cond, uint64_t target, int sure)
 {
 	size_t n0 = ft->nchain;
 	uint64_t a = target;
@@ -721,8 +721,11 @@ static int chain_taken_side(struct bt_target *t, struct fast_thread *ft,
 		if (stop_kind(b) != BP_DECIDE || b->term_class == BT_INSN_JUMP ||
 		    b->term_class == BT_INSN_CALL)
 			break;
+		if (!sure && b->term_class == BT_INSN_COND)
+			break;
 		if (bp_insert(t, b->end, BP_DECIDE, &bp) < 0)
 			break;
+		ft->chain[ft->nchain - 1].stop_end = 1;
 		return 1;
 	}
 	ft->nchain = n0;
@@ -784,10 +787,10 @@ static int chain_exit(struct bt_target *t, struct fast_thread *ft,
 	if (taken && joins(t, b))
 		return 0;	/* the chain would run into it: inverse */
 	bp = bp_find(f, target);
-	if (bp && bp->kind == BP_STEP && bp->iclass != BT_INSN_OTHER)
-		return 0;
-	if (!target_runs(t, target) ||
-	    (!bp && bp_insert(t, target, BP_TARGET, &bp) < 0))
+	if (bp ? !(bp->can_displace || (bp->iclass != BT_INSN_OTHER &&
+					bp->kind != BP_STEP)) :
+		 !target_runs(t, target) ||
+			 bp_insert(t, target, BP_TARGET, &bp) < 0)
 		return 0;
 	ft->exits[ft->nexits].target = target;
 	ft->exits[ft->nexits].link = (int16_t)ft->last;
@@ -860,7 +863,7 @@ static int chain_needs(const struct fast_thread *ft, uint64_t addr)
 		if (ft->exits[i].target == addr)
 			return 1;
 	for (i = 0; i < ft->nchain; i++)
-		if (ft->chain[i].end == addr)
+		if (ft->chain[i].stop_end && ft->chain[i].end == addr)
 			return 1;
 	return 0;
 }
@@ -885,7 +888,7 @@ static void bp_drop_unused(struct bt_target *t, struct fast_thread *ft,
 		if (o && o != ft && (o->foreign || chain_needs(o, addr)))
 			return;
 	}
-	bp_remove_range(f, addr, addr + 1, 1);
+	bp_remove(f, addr);
 }
 
 /* The next main-path block after @b, 0 when the chain stops at @b. */
@@ -921,20 +924,18 @@ static int link_follow(struct bt_target *t, struct fast_thread *ft,
 		    b->emu_ok && target_runs(t, b->target) == 2)
 			return -bte_busy;
 		if (!f->no_taken_sides && b->emu_ok && b->target &&
-		    chain_exit(t, ft, b, 1)) {
-			bp_drop_unused(t, ft, b->end);
+		    (chain_taken_side(t, ft, ft->last, b->target, 1) ||
+		     chain_exit(t, ft, b, 1))) {
 			*next = b->next;
 			return 0;
 		}
 		if (!f->no_taken_sides && b->emu_ok && b->target &&
 		    chain_exit_inverse(t, ft, b)) {
-			bp_drop_unused(t, ft, b->end);
 			*next = b->target;
 			return 0;
 		}
 		if (!f->no_taken_sides && b->emu_ok && b->target &&
-		    chain_taken_side(t, ft, ft->last, b->target)) {
-			bp_drop_unused(t, ft, b->end);
+		    chain_taken_side(t, ft, ft->last, b->target, 0)) {
 			*next = b->next;
 			return 0;
 		}
@@ -950,6 +951,34 @@ static int link_follow(struct bt_target *t, struct fast_thread *ft,
  * no code can be read at @pc (the caller steps: the fault, if any, happens
  * for real).
  */
+/*
+ * The chain runs through its links unstopped but where it relies on an
+ * int3 (chain_needs): those other chains left on the way, on ordinary
+ * instructions, unwatched conditionals and followed jumps and calls,
+ * would stop the thread for nothing.  They go unless another thread's
+ * chain relies on them.
+ */
+static void chain_clear_strays(struct bt_target *t, struct fast_thread *ft)
+{
+	struct fast *f = fast_of(t);
+	size_t i;
+	uint32_t k;
+
+	if (!f->nbp || f->filtered)
+		return;
+	for (i = 0; i < ft->nchain; i++) {
+		const struct bt_block *b = bt_block_find(f->blocks,
+							 ft->chain[i].start);
+
+		for (k = 0; b && k < b->ninsn; k++) {
+			uint64_t a = b->start + b->off[k];
+
+			if (bp_find(f, a) && !chain_needs(ft, a))
+				bp_drop_unused(t, ft, a);
+		}
+	}
+}
+
 static int chain_grow(struct bt_target *t, struct fast_thread *ft, uint64_t pc)
 {
 	uint64_t a = pc;
@@ -987,7 +1016,10 @@ static int chain_build(struct bt_target *t, struct bt_thread *th, uint64_t pc)
 	ret = chain_grow(t, ft, pc);
 	if (ret < 0 || ft->last < 0)
 		return ret;
-	return chain_settle(t, ft);
+	ret = chain_settle(t, ft);
+	if (ret == 0)
+		chain_clear_strays(t, ft);
+	return ret;
 }
 
 /* ---- untraced code -------------------------------------------------- */
