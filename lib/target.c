@@ -500,7 +500,12 @@ static int on_new_thread(struct bt_target *t, pid_t tid)
 	struct bt_thread *th;
 	int ret;
 
-	if (thread_find(t, tid))
+	/*
+	 * Known already, or even gone: the new thread can start, run and
+	 * end before its parent's clone event is read.  (A later thread
+	 * that reuses the tid is added by its own first stop, on_wait.)
+	 */
+	if (thread_find_any(t, tid))
 		return 0;
 	ret = thread_add(t, tid, BT_TH_RUNNING, &th);
 	if (ret < 0)
