@@ -130,6 +130,8 @@ struct fast {
 	struct bt_displace *dsp;
 	struct fast_bp **bp;
 	size_t nbp_bucket, nbp;
+	uint64_t *gone;		/* addresses of int3s taken out (a set) */
+	size_t ngone, gone_cap;	/* gone_cap: 0 or a power of two */
 	uint64_t restorers[16];
 	size_t nrestorers;
 	struct fast_region *region;
@@ -302,6 +304,51 @@ static int bp_insert(struct bt_target *t, uint64_t addr, int kind,
 	return 0;
 }
 
+static int gone_has(const struct fast *f, uint64_t addr)
+{
+	size_t i;
+
+	if (!f->gone_cap)
+		return 0;
+	for (i = bp_hash(addr, f->gone_cap); f->gone[i];
+	     i = (i + 1) & (f->gone_cap - 1))
+		if (f->gone[i] == addr)
+			return 1;
+	return 0;
+}
+
+/*
+ * Remember that our int3 at @addr was taken out: a thread that hit it just
+ * before may report its trap only now (gone_trap).  Never forgotten until
+ * exec; on no memory, forgotten (the trap then goes to the program).
+ */
+static void gone_add(struct fast *f, uint64_t addr)
+{
+	size_t i;
+
+	if (gone_has(f, addr))
+		return;
+	if (2 * (f->ngone + 1) > f->gone_cap) {
+		size_t cap = f->gone_cap ? 2 * f->gone_cap : 256, n = f->gone_cap;
+		uint64_t *old = f->gone, *nw = calloc(cap, sizeof(*nw));
+
+		if (!nw)
+			return;
+		f->gone = nw;
+		f->gone_cap = cap;
+		f->ngone = 0;
+		for (i = 0; i < n; i++)
+			if (old[i])
+				gone_add(f, old[i]);
+		free(old);
+	}
+	for (i = bp_hash(addr, f->gone_cap); f->gone[i];
+	     i = (i + 1) & (f->gone_cap - 1))
+		;
+	f->gone[i] = addr;
+	f->ngone++;
+}
+
 /* Take the int3 at @addr out (the original byte back). */
 static void bp_remove(struct fast *f, uint64_t addr)
 {
@@ -313,6 +360,7 @@ static void bp_remove(struct fast *f, uint64_t addr)
 	     pp = &b->next)
 		if (b->addr == addr) {
 			mem_poke(f, addr, b->orig);
+			gone_add(f, addr);
 			*pp = b->next;
 			free(b);
 			f->nbp--;
@@ -1418,6 +1466,9 @@ static void fast_exec(struct bt_target *t, struct fast *f)
 	bp_remove_range(f, 0, ~0ull, 0);
 	bt_block_clear(f->blocks);
 	bt_displace_reset(f->dsp);
+	free(f->gone);
+	f->gone = NULL;
+	f->ngone = f->gone_cap = 0;
 	f->nrestorers = 0;
 	f->nentries = 0;
 	f->entries_done = 0;
@@ -1625,6 +1676,36 @@ static int fast_step(struct bt_target *t, struct bt_thread *th, int sig)
 	return step(th, sig ? FT_SIGSTEP : FT_STEP, &regs, sig);
 }
 
+/*
+ * @th reports an int3 trap at regs->rip - 1 where we have none: one we
+ * took out after the thread hit it (another thread's chain no longer
+ * needed it)?  Then it is ours: nothing but the int3 ran, the thread is
+ * rewound and goes on.  Not if an int3 is there now (the program's), nor
+ * at a breakpoint of target.c's.  Returns 1 if ours.
+ */
+static int gone_trap(struct bt_target *t, struct bt_thread *th,
+		     struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	uint64_t at = regs->rip - 1;
+	uint8_t byte;
+	size_t i;
+
+	if (!gone_has(f, at) || pread(f->memfd, &byte, 1, (off_t)at) != 1 ||
+	    byte == 0xcc)
+		return 0;
+	for (i = 0; i < t->nbreaks; i++)
+		if (t->breaks[i].number && t->breaks[i].addr == at)
+			return 0;
+	regs->rip = at;
+	if (ft->state == FT_NATIVE)
+		ft->need_step = 0;	/* runs on natively */
+	else
+		chain_commit(t, th, at);
+	return set_regs(th, regs) == 0;
+}
+
 static int fast_trap(struct bt_target *t, struct bt_thread *th,
 		     const siginfo_t *si)
 {
@@ -1637,6 +1718,8 @@ static int fast_trap(struct bt_target *t, struct bt_thread *th,
 		return 0;
 	if (si->si_code == SI_KERNEL && !ft->foreign) {
 		b = bp_find(f, regs.rip - 1);
+		if (!b && gone_trap(t, th, &regs))
+			return 1;
 		if (!b || (ft->state == FT_STEPOVER && b->addr == ft->lifted))
 			return 0;	/* the program's int3 or a btrace break */
 		regs.rip--;
@@ -1778,6 +1861,7 @@ static void fast_free(struct fast *f)
 	bt_displace_free(f->dsp);
 	free(f->region);
 	free(f->entries);
+	free(f->gone);
 	free(f);
 }
 

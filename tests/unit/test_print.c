@@ -41,7 +41,7 @@ static char *render(void (*fn)(FILE *, const struct print_report *,
 {
 	struct print_ctx pc = { .read = read_code, .color = color };
 	struct print_thread th = { .tid = 42, .hist = &hist };
-	struct bt_stats stats = { 100, 20, 101 };
+	struct bt_stats stats = { 100, 20, 101, 9 };
 	struct print_report r = { .backend = "soft", .pid = 42, .stop = stop,
 				  .threads = &th, .nthreads = 1,
 				  .stats = &stats };
@@ -111,7 +111,7 @@ static void report_json(void **state)
 	assert_non_null(strstr(out, "\"threads\": [{\"tid\": 42, \"lost\": 7, \"branches\": ["));
 	assert_non_null(strstr(out, "{\"from\": \"0x0\", \"to\": \"0x0\", \"kind\": \"gap\", \"gap\": \"overflow\", \"from_sym\": null, \"to_sym\": null, \"from_src\": null, \"to_src\": null, \"insn\": null}"));
 	assert_non_null(strstr(out, "{\"from\": \"0x1000\", \"to\": \"0x1010\", \"kind\": \"call\", \"from_sym\": null, \"to_sym\": null, \"from_src\": null, \"to_src\": null, \"insn\": \"call 0x1010\"}"));
-	assert_non_null(strstr(out, "\"stats\": {\"instructions\": 100, \"branches\": 20, \"stops\": 101}}\n"));
+	assert_non_null(strstr(out, "\"stats\": {\"instructions\": 100, \"branches\": 20, \"stops\": 101, \"displaced\": 9}}\n"));
 	free(out);
 }
 
