@@ -682,6 +682,21 @@ static int stop_kind(const struct bt_block *b)
 }
 
 /*
+ * Stop where the main path falls through from its last link @l to @next.
+ * A thread stopping at @next is placed by the link holding it: where
+ * @next lies inside another link (a taken side starts there, a loop comes
+ * back) or is an exit's target, the stop would be misread, so the chain
+ * stops at @l's last instruction instead (stepped or displaced).
+ */
+static int chain_stop_after(struct bt_target *t, struct fast_thread *ft,
+			    const struct fast_link *l, uint64_t next)
+{
+	if (link_overlaps(ft, next, next + 1))
+		return chain_stop(t, ft, l->end, BP_STEP);
+	return chain_stop(t, ft, next, BP_STEP);
+}
+
+/*
  * The main path cannot go on at @next: it ends with its last link, whose
  * terminator gets the int3 (a jump, call or conditional is evaluated
  * there), or, after a fall-through, at @next to be stepped.
@@ -698,7 +713,7 @@ static int chain_cut(struct bt_target *t, struct fast_thread *ft,
 		return chain_stop(t, ft, l->end,
 				  l->term_class == BT_INSN_COND ? BP_DECIDE :
 								  BP_DIRECT);
-	return chain_stop(t, ft, next, BP_STEP);
+	return chain_stop_after(t, ft, l, next);
 }
 
 /* Append the block at @a to the chain, after link @prev. */
@@ -951,7 +966,7 @@ static int link_follow(struct bt_target *t, struct fast_thread *ft,
 		return 0;
 	}
 	if (b->how == BT_BLOCK_BAD)
-		return chain_stop(t, ft, b->next, BP_STEP);
+		return chain_stop_after(t, ft, &ft->chain[ft->last], b->next);
 	switch (b->term_class) {
 	case BT_INSN_JUMP:
 	case BT_INSN_CALL:
