@@ -228,6 +228,7 @@ static void enc_stats(struct wbuf *b, const struct bt_trace *t)
 	wb_u64(b, t->stats.branches);
 	wb_u64(b, t->stats.stops);
 	wb_u64(b, t->buffer_size);
+	wb_u64(b, t->stats.displaced);
 	sec_end(b);
 }
 
@@ -550,6 +551,11 @@ static int dec_stats(struct parser *ps, struct rbuf *r)
 	t->stats.branches = rb_u64(r);
 	t->stats.stops = rb_u64(r);
 	t->buffer_size = rb_u64(r);
+	if (r->err)
+		return -1;
+	/* added later: files without it load with 0 */
+	if (r->len - r->off >= 8)
+		t->stats.displaced = rb_u64(r);
 	return r->err ? -1 : 0;
 }
 

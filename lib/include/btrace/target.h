@@ -84,8 +84,7 @@ struct bt_stats {
 	uint64_t branches;	/* taken branches recorded */
 	uint64_t stops;		/* ptrace stops btrace caused or handled */
 	uint64_t displaced;	/* soft fast mode: instructions run from a
-				 * slot under an int3 of ours (not saved in
-				 * trace files) */
+				 * slot under an int3 of ours */
 };
 
 struct bt_target;
