@@ -47,6 +47,7 @@ struct fast_bp {
 	uint8_t iclass;		/* enum bt_insn_class of the instruction */
 	uint8_t emu_ok;
 	uint8_t can_displace;	/* bt_displace_can() */
+	uint8_t pinned;		/* never taken out as a stray (loader hook) */
 	struct bt_emu_insn emu;
 	uint64_t slot;		/* where the instruction runs displaced, 0: none */
 	struct fast_bp *next;
@@ -146,6 +147,7 @@ struct fast {
 	int setup_done;
 	int no_taken_sides;	/* chains for entries: main path only */
 	int lifted_all;		/* every int3 out while a vfork child runs */
+	uint64_t loader_hook;	/* _dl_debug_state, while a trigger waits */
 	struct fast_thread scratch;	/* chains built for entries */
 };
 
@@ -943,7 +945,9 @@ static void bp_drop_unused(struct bt_target *t, struct fast_thread *ft,
 	struct fast *f = fast_of(t);
 	size_t i;
 
-	if (f->filtered || !bp_find(f, addr))
+	const struct fast_bp *b = bp_find(f, addr);
+
+	if (f->filtered || !b || b->pinned)
 		return;
 	for (i = 0; i < t->nthreads; i++) {
 		const struct fast_thread *o = t->threads[i]->bk;
@@ -1193,7 +1197,7 @@ static void native_leave(struct bt_target *t, struct bt_thread *th,
 	uint64_t entry = native_reentry(t, ft, stop);
 	int reason = f->armed ? BT_GAP_UNTRACED : BT_GAP_DISABLED;
 
-	if (!f->armed && f->from_addr && entry != f->from_addr) {
+	if (!f->armed && (!f->from_addr || entry != f->from_addr)) {
 		ft->state = FT_NATIVE;	/* not yet */
 		return;
 	}
@@ -1425,6 +1429,7 @@ static int step(struct bt_thread *th, int state,
 }
 
 static int fast_triggers(struct bt_target *t, struct fast *f);
+static int triggers_resolve(struct bt_target *t, struct fast *f);
 
 /* Put every int3 back (after a vfork child left our memory). */
 static void bp_reinsert_all(struct fast *f)
@@ -1485,6 +1490,7 @@ static void fast_exec(struct bt_target *t, struct fast *f)
 	f->gone = NULL;
 	f->ngone = f->gone_cap = 0;
 	f->nrestorers = 0;
+	f->loader_hook = 0;
 	f->nentries = 0;
 	f->entries_done = 0;
 	f->maps_stale = 1;
@@ -1738,6 +1744,13 @@ static int fast_trap(struct bt_target *t, struct bt_thread *th,
 		if (!b || (ft->state == FT_STEPOVER && b->addr == ft->lifted))
 			return 0;	/* the program's int3 or a btrace break */
 		regs.rip--;
+		if (b->addr == f->loader_hook) {
+			triggers_resolve(t, f);	/* a failure leaves them waiting */
+			if (ft->state == FT_NATIVE) {
+				ft->need_step = 1;	/* and on natively */
+				return set_regs(th, &regs) < 0 ? 0 : 1;
+			}
+		}
 		if (ft->state == FT_NATIVE) {
 			native_leave(t, th, b->addr);
 			if (ft->state == FT_NATIVE) {
@@ -1880,27 +1893,63 @@ static void fast_free(struct fast *f)
 	free(f);
 }
 
-static int fast_triggers(struct bt_target *t, struct fast *f)
+/*
+ * --until and --from, resolved in the modules mapped now.  One not found
+ * stays waiting (0 address) for a library that defines it.
+ */
+static int triggers_resolve(struct bt_target *t, struct fast *f)
 {
 	const struct bt_target_opts *o = &t->opts;
 	int ret;
 
-	if (o->until_sym && !f->until_addr) {
-		ret = sym_resolve(t, o->until_sym, &f->until_addr);
-		if (ret < 0)
-			return ret;
+	if (o->until_sym && !f->until_addr &&
+	    sym_resolve(t, o->until_sym, &f->until_addr) == 0) {
 		ret = bt_target_break_insert(t, f->until_addr);
 		if (ret < 0)
 			return ret;
 	}
-	if (o->from_sym && !f->from_addr) {
-		ret = sym_resolve(t, o->from_sym, &f->from_addr);
-		if (ret < 0)
-			return ret;
+	if (o->from_sym && !f->from_addr &&
+	    sym_resolve(t, o->from_sym, &f->from_addr) == 0) {
 		ret = entry_add(f, f->from_addr, entry_stop(t, f->from_addr));
 		if (ret < 0)
 			return ret;
 	}
+	return 0;
+}
+
+/*
+ * After exec or attach.  A trigger in a library not loaded yet (every
+ * library of a dynamically linked program at its first instruction, or
+ * one it will dlopen) waits like a pending breakpoint of GDB's: the
+ * dynamic loader calls _dl_debug_state after each change to its list of
+ * libraries, and an int3 there resolves the triggers again.  Returns
+ * -bte_noent if a trigger is not found and there is no loader to wait for.
+ */
+static int fast_triggers(struct bt_target *t, struct fast *f)
+{
+	const struct bt_target_opts *o = &t->opts;
+	const char *name = NULL;
+	struct fast_bp *b;
+	uint64_t hook;
+	int ret;
+
+	ret = triggers_resolve(t, f);
+	if (ret < 0)
+		return ret;
+	if (o->until_sym && !f->until_addr)
+		name = o->until_sym;
+	else if (o->from_sym && !f->from_addr)
+		name = o->from_sym;
+	if (!name)
+		return 0;
+	if (sym_resolve(t, "_dl_debug_state", &hook) < 0)
+		return bt_fail(bte_noent, 0, "no function '%s' in %s", name,
+			       "the program (statically linked)");
+	ret = bp_insert(t, hook, BP_DECIDE, &b);
+	if (ret < 0)
+		return ret;
+	b->pinned = 1;
+	f->loader_hook = hook;
 	return 0;
 }
 

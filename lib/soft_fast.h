@@ -48,6 +48,9 @@
  * leaving traced code is recorded as a branch into untraced code, and its
  * return (or a callback into a traced function) as a BT_GAP_UNTRACED gap.
  * from_sym holds every thread in that untraced state until the symbol runs.
+ * A from_sym or until_sym in a library not loaded yet waits: an int3 on
+ * the dynamic loader's _dl_debug_state looks them up again after each
+ * change to its list of libraries.
  */
 
 #include "backend.h"

@@ -43,4 +43,18 @@ out=$("$FT" -U sieve -l 2 -- "$c" 5) || fail "fasttrace -U"
 echo "$out" | head -1 | grep -q '^stop 4 ' || fail "--until: not a breakpoint stop"
 echo "$out" | tail -1 | grep -q "^call compute+0x[0-9a-f]* compute+$sieve$" ||
 	fail "--until: last branch $(echo "$out" | tail -1)"
+# Triggers in a library, which a dynamically linked program has not mapped
+# at its first instruction: they wait for the dynamic loader (pending).
+libc=$(ldd "$q" | awk '/libc\.so/ { print $3 }')
+qs=$(nm -D --defined-only "$libc" | awk '$3 ~ /^qsort(@|$)/ { print $1; exit }')
+[ -n "$qs" ] || fail "no qsort in $libc"
+qs=$(printf '0x%x' $((0x$qs)))
+out=$("$FT" -F qsort -- "$q") || fail "fasttrace -F qsort"
+echo "$out" | sed -n 3p | grep -q "^gap 0x0 libc.so.6+$qs gap trace disabled$" ||
+	fail "--from qsort: first entry $(echo "$out" | sed -n 3p)"
+[ "$(echo "$out" | grep -c 'gap')" = 1 ] || fail "--from qsort: more than one gap"
+out=$("$FT" -U qsort -l 2 -- "$q") || fail "fasttrace -U qsort"
+echo "$out" | head -1 | grep -q '^stop 4 ' || fail "--until qsort: not a breakpoint stop"
+echo "$out" | tail -1 | grep -q " libc.so.6+$qs$" ||
+	fail "--until qsort: last branch $(echo "$out" | tail -1)"
 echo "filters and triggers ok"
