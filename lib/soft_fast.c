@@ -1943,8 +1943,9 @@ static int fast_triggers(struct bt_target *t, struct fast *f)
 	if (!name)
 		return 0;
 	if (sym_resolve(t, "_dl_debug_state", &hook) < 0)
-		return bt_fail(bte_noent, 0, "no function '%s' in %s", name,
-			       "the program (statically linked)");
+		return bt_fail(bte_noent, 0,
+			       "no function '%s' in the program, and no "
+			       "dynamic loader to wait for", name);
 	ret = bp_insert(t, hook, BP_DECIDE, &b);
 	if (ret < 0)
 		return ret;
