@@ -370,6 +370,20 @@ static void bp_remove(struct fast *f, uint64_t addr)
 		}
 }
 
+/*
+ * Put the original byte back under @b when tracing ends, unless the
+ * program has written over our int3 since (code patched in place): its
+ * own code stays.
+ */
+static void bp_restore(struct fast *f, const struct fast_bp *b)
+{
+	uint8_t now;
+
+	if (pread(f->memfd, &now, 1, (off_t)b->addr) == 1 && now != 0xcc)
+		return;
+	mem_poke(f, b->addr, b->orig);
+}
+
 /* Put back the original bytes of every int3 in [start, end). */
 static void bp_remove_range(struct fast *f, uint64_t start, uint64_t end,
 			    int write)
@@ -384,7 +398,7 @@ static void bp_remove_range(struct fast *f, uint64_t start, uint64_t end,
 
 			if (b->addr >= start && b->addr < end) {
 				if (write)
-					mem_poke(f, b->addr, b->orig);
+					bp_restore(f, b);
 				*pp = b->next;
 				free(b);
 				f->nbp--;
