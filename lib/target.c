@@ -781,6 +781,16 @@ static int step_over(struct bt_target *t, struct bt_thread *th)
 	return ret < 0 ? ret : 0;
 }
 
+/* The SIGTRAP of a step of ours, not one the program sent (kill, raise). */
+static int own_trap(struct bt_thread *th, int sig)
+{
+	siginfo_t si;
+
+	return sig == SIGTRAP &&
+	       (ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) < 0 ||
+		si.si_code > 0);
+}
+
 int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 		      uint64_t insn, long nr, const uint64_t args[6],
 		      int64_t *result)
@@ -838,8 +848,8 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 			continue;
 		}
 		sig = WSTOPSIG(status);
-		if (sig != SIGTRAP && sig < 64)
-			resend |= 1ull << sig;
+		if (sig >= 1 && sig <= 64 && !own_trap(th, sig))
+			resend |= 1ull << (sig - 1);
 		if (ptrace(PTRACE_GETREGS, th->tid, 0, &r) == 0 &&
 		    r.rip == insn + 2) {
 			*result = (int64_t)r.rax;
@@ -851,8 +861,8 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 out:
 	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
 	/* Signals that came meanwhile are judged at their next stop. */
-	for (sig = 1; sig < 64; sig++)
-		if (resend & (1ull << sig))
+	for (sig = 1; sig <= 64; sig++)
+		if (resend & (1ull << (sig - 1)))
 			syscall(SYS_tgkill, th->tgid ? th->tgid : t->pid,
 				th->tid, sig);
 	return ret;
