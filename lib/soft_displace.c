@@ -227,17 +227,16 @@ static uint64_t find_syscall(struct bt_target *t, int memfd)
 		return 0;
 	for (i = 0; i < maps.count && !found; i++) {
 		const struct bt_map *m = &maps.map[i];
-		size_t len = m->end - m->start, j;
-		uint8_t *buf;
+		size_t len = m->end - m->start;
+		uint8_t *buf, *at;
 
 		if (!(m->prot & BT_MAP_X) || !m->path ||
 		    strcmp(m->path, "[vdso]") || len > (1u << 20))
 			continue;
 		buf = malloc(len);
-		if (buf && pread(memfd, buf, len, (off_t)m->start) == (ssize_t)len)
-			for (j = 0; j + 1 < len && !found; j++)
-				if (buf[j] == 0x0f && buf[j + 1] == 0x05)
-					found = m->start + j;
+		if (buf && pread(memfd, buf, len, (off_t)m->start) == (ssize_t)len &&
+		    (at = memmem(buf, len, "\x0f\x05", 2)))
+			found = m->start + (uint64_t)(at - buf);
 		free(buf);
 	}
 	bt_maps_release(&maps);

@@ -231,6 +231,21 @@ static int fast_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+/*
+ * The original code at @addr (btrace's int3s hidden) into @code, zeros
+ * where a mapping ends first.  0, or -bte_io if not even its first byte
+ * can be read.
+ */
+static int code_read(struct bt_target *t, uint64_t addr,
+		     uint8_t code[BT_INSN_MAX_LEN])
+{
+	memset(code, 0, BT_INSN_MAX_LEN);
+	if (fast_read(t, addr, code, 1) < 0)
+		return -bte_io;
+	fast_read(t, addr + 1, code + 1, BT_INSN_MAX_LEN - 1);
+	return 0;
+}
+
 static void bp_grow(struct fast *f)
 {
 	size_t n = f->nbp_bucket ? f->nbp_bucket * 2 : 1024, i;
@@ -271,11 +286,8 @@ static int bp_insert(struct bt_target *t, uint64_t addr, int kind,
 		*out = b;
 		return 0;
 	}
-	if (fast_read(t, addr, code, 1) < 0)
+	if (code_read(t, addr, code) < 0)
 		return -bte_io;
-	memset(code + 1, 0, sizeof(code) - 1);
-	/* the rest may be short at the end of a mapping */
-	fast_read(t, addr + 1, code + 1, sizeof(code) - 1);
 	orig = code[0];
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -567,14 +579,16 @@ static void link_pass(struct bt_target *t, struct bt_thread *th,
 	/* else fell through: a conditional not taken, a syscall, a cut */
 }
 
-/* The path from the chain's first link to link @at, last first. */
-static int chain_path(const struct fast_thread *ft, int at, int *path)
+/* Record the path from the chain's first link up to link @at. */
+static void chain_pass(struct bt_target *t, struct bt_thread *th, int at)
 {
-	int np = 0, i;
+	struct fast_thread *ft = th->bk;
+	int path[CHAIN_MAX], np = 0, i;
 
 	for (i = at; i >= 0 && np < CHAIN_MAX; i = ft->chain[i].prev)
 		path[np++] = i;
-	return np;
+	for (i = np - 1; i > 0; i--)
+		link_pass(t, th, &ft->chain[path[i]], &ft->chain[path[i - 1]]);
 }
 
 /* The thread took exit @e: its conditional's link ran, and the branch. */
@@ -582,11 +596,9 @@ static void exit_commit(struct bt_target *t, struct bt_thread *th,
 			const struct fast_exit *e)
 {
 	struct fast_thread *ft = th->bk;
-	int path[CHAIN_MAX], np = chain_path(ft, e->link, path), i;
 	const struct fast_link *l = &ft->chain[e->link];
 
-	for (i = np - 1; i > 0; i--)
-		link_pass(t, th, &ft->chain[path[i]], &ft->chain[path[i - 1]]);
+	chain_pass(t, th, e->link);
 	acc_add(t, th, l->ninsn);
 	if (e->taken)
 		rec(t, th, l->end, e->target, BT_BR_COND, 0);
@@ -603,7 +615,7 @@ static void chain_commit(struct bt_target *t, struct bt_thread *th,
 			 uint64_t pc)
 {
 	struct fast_thread *ft = th->bk;
-	int path[CHAIN_MAX], np = 0, i, at = -1, n = (int)ft->nchain;
+	int i, at = -1, n = (int)ft->nchain;
 	int full = 0, exit = -1;
 
 	ft->nchain = 0;
@@ -637,9 +649,7 @@ static void chain_commit(struct bt_target *t, struct bt_thread *th,
 		rec_gap(t, th, ft->chain[0].start, pc, BT_GAP_DECODE);
 		return;
 	}
-	np = chain_path(ft, at, path);
-	for (i = np - 1; i > 0; i--)
-		link_pass(t, th, &ft->chain[path[i]], &ft->chain[path[i - 1]]);
+	chain_pass(t, th, at);
 	if (full)
 		acc_add(t, th, ft->chain[at].ninsn);
 	else
@@ -822,15 +832,19 @@ static int target_runs(struct bt_target *t, uint64_t addr)
 	struct bt_emu_insn ei;
 	struct bt_insn in;
 
-	memset(code, 0, sizeof(code));
-	if (fast_read(t, addr, code, 1) < 0)
-		return 0;
-	fast_read(t, addr + 1, code + 1, sizeof(code) - 1);
-	if (bt_insn_decode(f->dis, code, sizeof(code), addr, &in) < 0)
+	if (code_read(t, addr, code) < 0 ||
+	    bt_insn_decode(f->dis, code, sizeof(code), addr, &in) < 0)
 		return 0;
 	if (in.iclass == BT_INSN_OTHER)
 		return bt_displace_can(f->dsp, code, sizeof(code), addr) ? 2 : 0;
 	return bt_emu_decode(f->emu, code, sizeof(code), addr, &ei) == 0;
+}
+
+/* target_runs() for an instruction that has an int3 of ours already. */
+static int bp_runs(const struct fast_bp *b)
+{
+	return b->can_displace || (b->iclass != BT_INSN_OTHER &&
+				   b->kind != BP_STEP);
 }
 
 /* Does the fall-through of the conditional ending @b run into its target? */
@@ -866,10 +880,10 @@ static int chain_exit(struct bt_target *t, struct fast_thread *ft,
 	if (taken && joins(t, b))
 		return 0;	/* the chain would run into it: inverse */
 	bp = bp_find(f, target);
-	if (bp ? !(bp->can_displace || (bp->iclass != BT_INSN_OTHER &&
-					bp->kind != BP_STEP)) :
-		 !target_runs(t, target) ||
-			 bp_insert(t, target, BP_TARGET, &bp) < 0)
+	if (bp && !bp_runs(bp))
+		return 0;
+	if (!bp && (!target_runs(t, target) ||
+		    bp_insert(t, target, BP_TARGET, &bp) < 0))
 		return 0;
 	ft->exits[ft->nexits].target = target;
 	ft->exits[ft->nexits].link = (int16_t)ft->last;
@@ -948,20 +962,19 @@ static int chain_needs(const struct fast_thread *ft, uint64_t addr)
 }
 
 /*
- * The conditional at @addr now goes unwatched in @ft's chain: an int3 an
- * earlier chain left there would stop every thread for nothing.  It goes
- * unless another thread's chain relies on it.  Kept with filters, whose
- * re-entry points are int3s too.
+ * Take out our int3 at @addr (if any) unless a chain relies on it: @ft's,
+ * being built (a thread's, or the scratch one of entry_stop), or another
+ * thread's.  Kept while a followed fork child steps, and pinned ones
+ * always.
  */
 static void bp_drop_unused(struct bt_target *t, struct fast_thread *ft,
 			   uint64_t addr)
 {
 	struct fast *f = fast_of(t);
+	const struct fast_bp *b = bp_find(f, addr);
 	size_t i;
 
-	const struct fast_bp *b = bp_find(f, addr);
-
-	if (f->filtered || !b || b->pinned)
+	if (!b || b->pinned || chain_needs(ft, addr))
 		return;
 	for (i = 0; i < t->nthreads; i++) {
 		const struct fast_thread *o = t->threads[i]->bk;
@@ -1051,12 +1064,8 @@ static void chain_clear_strays(struct bt_target *t, struct fast_thread *ft)
 		const struct bt_block *b = bt_block_find(f->blocks,
 							 ft->chain[i].start);
 
-		for (k = 0; b && k < b->ninsn; k++) {
-			uint64_t a = b->start + b->off[k];
-
-			if (bp_find(f, a) && !chain_needs(ft, a))
-				bp_drop_unused(t, ft, a);
-		}
+		for (k = 0; b && k < b->ninsn; k++)
+			bp_drop_unused(t, ft, b->start + b->off[k]);
 	}
 }
 
@@ -1291,10 +1300,8 @@ static int bp_slot(struct bt_target *t, struct bt_thread *th,
 		return 0;
 	if (ft_foreign(th) || f->lifted_all)
 		return -bte_nosys;
-	memset(code, 0, sizeof(code));
-	if (fast_read(t, b->addr, code, 1) < 0)
+	if (code_read(t, b->addr, code) < 0)
 		return -bte_io;
-	fast_read(t, b->addr + 1, code + 1, sizeof(code) - 1);
 	return bt_displace_make(f->dsp, t, th, f->memfd, code, sizeof(code),
 				b->addr, &b->slot);
 }
@@ -1356,9 +1363,7 @@ static uint64_t step_expected(struct bt_target *t, const struct bt_insn *in,
 static void step_decode(struct bt_target *t, uint64_t pc,
 			uint8_t code[BT_INSN_MAX_LEN], struct bt_insn *in)
 {
-	memset(code, 0, BT_INSN_MAX_LEN);
-	fast_read(t, pc, code, 1);
-	fast_read(t, pc + 1, code + 1, BT_INSN_MAX_LEN - 1);
+	code_read(t, pc, code);
 	if (bt_insn_decode(fast_of(t)->dis, code, BT_INSN_MAX_LEN, pc, in) < 0) {
 		memset(in, 0, sizeof(*in));
 		in->addr = pc;

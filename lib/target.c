@@ -798,6 +798,7 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 	struct user_regs_struct saved, r;
 	uint64_t resend = 0;
 	int status, i, ret = 0, sig;
+	pid_t who;
 
 	if (th->interrupting)
 		return bt_fail(bte_busy, 0, "thread %d is being interrupted",
@@ -824,12 +825,11 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 				      th->tid);
 			goto out;
 		}
-		while (waitpid(th->tid, &status, __WALL) < 0)
-			if (errno != EINTR) {
-				ret = bt_fail(bte_exited, errno, "waitpid(%d)",
-					      th->tid);
-				goto out;
-			}
+		while ((ret = target_wait(t, th->tid, &who, &status)) == 0)
+			;
+		if (ret < 0)
+			goto out;
+		ret = 0;
 		t->stats.stops++;
 		if (!WIFSTOPPED(status) ||
 		    (status >> 16) == PTRACE_EVENT_EXIT) {
