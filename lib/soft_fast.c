@@ -1754,34 +1754,47 @@ static int fast_trap(struct bt_target *t, struct bt_thread *th,
 	struct user_regs_struct regs;
 	struct fast_bp *b;
 
-	if (!ft || bt_thread_regs(th, &regs) < 0)
+	if (!ft)
 		return 0;
+	/*
+	 * Killed since the trap (SIGKILL takes a tracee out of its stop):
+	 * its end is what to report, not a SIGTRAP of unknown origin.
+	 */
+	if (bt_thread_regs(th, &regs) < 0)
+		return 1;
 	if (si->si_code == SI_KERNEL && !ft->foreign) {
 		b = bp_find(f, regs.rip - 1);
 		if (!b && gone_trap(t, th, &regs))
 			return 1;
 		if (!b || (ft->state == FT_STEPOVER && b->addr == ft->lifted))
 			return 0;	/* the program's int3 or a btrace break */
+		/*
+		 * Ours from here on: whatever fails below (the thread was
+		 * killed meanwhile), its SIGTRAP must not reach the program.
+		 */
 		regs.rip--;
 		if (b->addr == f->loader_hook) {
 			triggers_resolve(t, f);	/* a failure leaves them waiting */
 			if (ft->state == FT_NATIVE) {
 				ft->need_step = 1;	/* and on natively */
-				return set_regs(th, &regs) < 0 ? 0 : 1;
+				set_regs(th, &regs);
+				return 1;
 			}
 		}
 		if (ft->state == FT_NATIVE) {
 			native_leave(t, th, b->addr);
 			if (ft->state == FT_NATIVE) {
 				ft->need_step = 1;
-				return set_regs(th, &regs) < 0 ? 0 : 1;
+				set_regs(th, &regs);
+				return 1;
 			}
 		} else {
 			/* a step that ran into an int3 is that int3's stop */
 			ft->state = FT_RUN;
 			chain_commit(t, th, b->addr);
 		}
-		return bp_hit(t, th, b, &regs) < 0 ? 0 : 1;
+		bp_hit(t, th, b, &regs);
+		return 1;
 	}
 	if (ft->state == FT_SIGSTEP || ft->state == FT_STEPOVER ||
 	    ft->state == FT_STEP) {
