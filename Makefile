@@ -11,7 +11,7 @@ ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
-LIBS     := -lipt -lcapstone -ldw -lelf -lreadline -lpthread
+LIBS     := -lipt -lcapstone -lZydis -ldw -lelf -lreadline -lpthread
 TESTLIBS := -lcmocka
 
 ifeq ($(V),1)
@@ -23,11 +23,11 @@ endif
 # Debian packages the build and the tests need, and the files that prove
 # each one is there (checked without running dpkg on every make).
 DEB_PKGS := libipt-dev libcapstone-dev libreadline-dev libdw-dev libelf-dev \
-            libcmocka-dev pkg-config gdb python3
+            libcmocka-dev pkg-config gdb python3 libzydis-dev
 DEB_FILES := /usr/include/intel-pt.h /usr/include/capstone/capstone.h \
              /usr/include/readline/readline.h /usr/include/elfutils/libdwfl.h \
              /usr/include/libelf.h /usr/include/cmocka.h /usr/bin/pkg-config \
-             /usr/bin/gdb /usr/bin/python3
+             /usr/bin/gdb /usr/bin/python3 /usr/include/Zydis/Zydis.h
 
 BUILD    := build
 LIB_SRC  := $(sort $(wildcard lib/*.c))

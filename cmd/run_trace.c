@@ -33,8 +33,10 @@ int run_trace_option(struct run_trace *rt, int opt, const char *arg)
 			rt->soft_mode = BT_SOFT_FAST;
 		} else if (!strcmp(arg, "step")) {
 			rt->soft_mode = BT_SOFT_STEP;
+		} else if (!strcmp(arg, "record")) {
+			rt->soft_mode = BT_SOFT_RECORD;
 		} else {
-			fprintf(stderr, "btrace: --soft-mode is fast or step, not '%s'\n",
+			fprintf(stderr, "btrace: --soft-mode is record, fast or step, not '%s'\n",
 				arg);
 			return EXIT_USAGE;
 		}

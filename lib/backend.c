@@ -17,6 +17,7 @@ static const struct bt_backend_ops *const registry[] = {
 	&bt_backend_pt,
 	&bt_backend_bts,
 	&bt_backend_soft_fast,
+	&bt_backend_soft_record,
 	&bt_backend_soft_step,
 };
 

@@ -102,9 +102,11 @@ struct bt_backend_ops {
 	 * @th stopped for a signal that is not the backend's own trap,
 	 * before target.c judges or shows it: make its registers the
 	 * program's own (a pc in code the backend placed in the process
-	 * back at the instruction it stands for).  May be NULL.
+	 * back at the instruction it stands for).  Returns 1 if the signal
+	 * was the backend's own doing and is handled (not delivered: @th is
+	 * resumed as after a consumed trap), else 0.  May be NULL.
 	 */
-	void (*signalled)(struct bt_target *t, struct bt_thread *th);
+	int (*signalled)(struct bt_target *t, struct bt_thread *th);
 
 	/* @th is about to receive @sig (handler entry is an interrupt branch). */
 	void (*signal)(struct bt_target *t, struct bt_thread *th, int sig);
@@ -122,5 +124,6 @@ extern const struct bt_backend_ops bt_backend_soft_step;
 extern const struct bt_backend_ops bt_backend_pt;	/* perf_backend.c */
 extern const struct bt_backend_ops bt_backend_bts;	/* perf_backend.c */
 extern const struct bt_backend_ops bt_backend_soft_fast;
+extern const struct bt_backend_ops bt_backend_soft_record;	/* soft_fast.c */
 
 #endif /* BTRACE_BACKEND_H */

@@ -216,8 +216,7 @@ static struct area *area_pick(struct bt_displace *d, uint64_t addr, int near)
 	return NULL;
 }
 
-/* A syscall instruction to run mmap through: any 0f 05 in the vDSO. */
-static uint64_t find_syscall(struct bt_target *t, int memfd)
+uint64_t bt_find_syscall_insn(struct bt_target *t, int memfd)
 {
 	struct bt_maps maps;
 	uint64_t found = 0;
@@ -261,7 +260,7 @@ static int area_new(struct bt_displace *d, struct bt_target *t,
 	if (d->no_memory || d->narea == AREA_MAX)
 		return -bte_nomem;
 	if (!d->syscall_insn)
-		d->syscall_insn = find_syscall(t, memfd);
+		d->syscall_insn = bt_find_syscall_insn(t, memfd);
 	if (!d->syscall_insn) {
 		d->no_memory = 1;
 		return bt_fail(bte_nomem, 0, "no syscall instruction in the vDSO");

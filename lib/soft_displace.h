@@ -92,6 +92,12 @@ int bt_displace_slot_of(const struct bt_displace *d, uint64_t pc,
  */
 uint64_t bt_displace_unmap(const struct bt_displace *d, uint64_t pc);
 
+/*
+ * A syscall instruction (0f 05) in the process to run system calls through
+ * (bt_thread_syscall): one in the vDSO, read through @memfd.  0: none.
+ */
+uint64_t bt_find_syscall_insn(struct bt_target *t, int memfd);
+
 /* Slots made so far (for tests and statistics). */
 size_t bt_displace_count(const struct bt_displace *d);
 

@@ -27,6 +27,7 @@
 #include "soft_displace.h"
 #include "soft_emu.h"
 #include "soft_fast.h"
+#include "rec.h"
 #include "target_internal.h"
 
 #define CHAIN_MAX 64
@@ -104,6 +105,7 @@ struct fast_thread {
 	int need_step;		/* trap left it at an int3 to step over */
 	int back_native;	/* that step is not traced: FT_NATIVE after */
 	int foreign;		/* a followed fork child: another memory */
+	int rec_step;		/* left the translation: step the next one */
 	struct user_regs_struct pre;	/* registers before a step */
 	uint64_t lifted;	/* FT_STEPOVER: the int3 put back after */
 	uint64_t stop;		/* where the chain ends (its int3), or 0 */
@@ -149,6 +151,7 @@ struct fast {
 	int lifted_all;		/* every int3 out while a vfork child runs */
 	uint64_t loader_hook;	/* _dl_debug_state, while a trigger waits */
 	struct fast_thread scratch;	/* chains built for entries */
+	struct bt_rec *rec;	/* BT_SOFT_RECORD: the recorder (rec.h) */
 };
 
 static struct fast *fast_of(struct bt_target *t)
@@ -1504,6 +1507,7 @@ static void fast_exec(struct bt_target *t, struct fast *f)
 
 	bp_remove_range(f, 0, ~0ull, 0);
 	bt_block_clear(f->blocks);
+	bt_rec_reset(f->rec);
 	bt_displace_reset(f->dsp);
 	free(f->gone);
 	f->gone = NULL;
@@ -1636,6 +1640,124 @@ static int slot_restart(struct bt_target *t, struct bt_thread *th,
 	return ret;
 }
 
+/* ---- the recorder (rec.h) ------------------------------------------- */
+
+static int rec_translatable(struct bt_target *t, uint64_t addr)
+{
+	return fast_of(t)->armed && addr_fast(t, addr) && addr_traced(t, addr);
+}
+
+static int rec_stop_at(struct bt_target *t, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < t->nbreaks; i++)
+		if (t->breaks[i].number && t->breaks[i].addr == addr)
+			return 1;
+	return bp_find(fast_of(t), addr) != NULL;
+}
+
+static uint64_t rec_stops_version(struct bt_target *t)
+{
+	uint64_t v = fast_of(t)->nbp * 0x9e3779b97f4a7c15ull;
+	size_t i;
+
+	for (i = 0; i < t->nbreaks; i++)
+		if (t->breaks[i].number)
+			v = v * 31 + t->breaks[i].addr;
+	return v;
+}
+
+static void rec_insns(struct bt_target *t, struct bt_thread *th, uint32_t n)
+{
+	acc_add(t, th, n);
+}
+
+static void rec_branch(struct bt_target *t, struct bt_thread *th,
+		       uint64_t from, uint64_t to, int kind)
+{
+	rec(t, th, from, to, kind, 0);
+}
+
+static void rec_lost(struct bt_target *t, struct bt_thread *th, uint64_t to,
+		     int reason)
+{
+	rec_gap(t, th, 0, to, reason);
+}
+
+static const struct bt_rec_host rec_host = {
+	.translatable = rec_translatable,
+	.stop_at = rec_stop_at,
+	.stops_version = rec_stops_version,
+	.read = fast_read,
+	.insns = rec_insns,
+	.branch = rec_branch,
+	.gap = rec_lost,
+};
+
+/*
+ * Resume @th at an original pc in record mode: into its translation, or
+ * one step where it cannot go (and after it left one).  Never an int3 in
+ * the program's code.
+ */
+static int rec_resume(struct bt_target *t, struct bt_thread *th,
+		      struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	int ret;
+
+	/*
+	 * A step outstanding when an event stopped the thread (clone, fork
+	 * inside the stepped syscall) is issued again: its trap is the one
+	 * that tells what the instruction did.
+	 */
+	if (ft->state == FT_STEP && th->why == BT_TS_EVENT)
+		return do_ptrace(PTRACE_SINGLESTEP, th, 0);
+	if (ft->rec_step) {
+		ft->rec_step = 0;
+		return step(th, FT_STEP, regs, 0);
+	}
+	if (rec_translatable(t, regs->rip)) {
+		ret = bt_rec_enter(f->rec, th, regs);
+		if (ret < 0)
+			return ret;
+		if (ret == 1) {
+			ft->state = FT_RUN;
+			return do_ptrace(PTRACE_CONT, th, 0);
+		}
+	}
+	return step(th, FT_STEP, regs, 0);
+}
+
+/* @th in the translation stopped with SIGTRAP: 1 if the recorder's. */
+static int rec_trap(struct bt_target *t, struct bt_thread *th,
+		    const siginfo_t *si)
+{
+	struct fast_thread *ft = th->bk;
+
+	switch (bt_rec_trap(fast_of(t)->rec, th, si)) {
+	case BT_REC_NOT_OURS:
+		return 0;	/* fast_signalled() takes it out first */
+	case BT_REC_LEFT_STEP:
+		ft->rec_step = 1;
+		return 1;
+	default:
+		return 1;
+	}
+}
+
+/* Every stopped thread out of the translation (a stop is reported). */
+static void rec_leave_all(struct bt_target *t)
+{
+	struct fast *f = fast_of(t);
+	size_t i;
+
+	if (f && f->rec)
+		for (i = 0; i < t->nthreads; i++)
+			bt_rec_leave(f->rec, t->threads[i]);
+}
+
 static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
 {
 	struct fast_thread *ft = th->bk;
@@ -1652,6 +1774,14 @@ static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
 		return ret;
 	if (ft->foreign)
 		return step(th, sig ? FT_SIGSTEP : FT_STEP, &regs, sig);
+	if (f->rec && bt_rec_in(f->rec, th)) {
+		if (!sig)
+			return do_ptrace(PTRACE_CONT, th, 0);
+		bt_rec_leave(f->rec, th);
+		ret = bt_thread_regs(th, &regs);
+		if (ret < 0)
+			return ret;
+	}
 	if (ft->state == FT_NATIVE && !(ft->need_step && !sig))
 		return do_ptrace(PTRACE_CONT, th, sig);
 	ft->back_native = ft->state == FT_NATIVE;
@@ -1659,6 +1789,8 @@ static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
 	chain_commit(t, th, regs.rip);
 	if (sig)
 		return step(th, FT_SIGSTEP, &regs, sig);
+	if (f->rec && !ft->need_step && !ft->back_native)
+		return rec_resume(t, th, &regs);
 	if (!ft->need_step && !ft->back_native) {
 		ret = slot_enter(t, th, &regs);
 		if (ret)
@@ -1762,6 +1894,15 @@ static int fast_trap(struct bt_target *t, struct bt_thread *th,
 	 */
 	if (bt_thread_regs(th, &regs) < 0)
 		return 1;
+	if (f->rec && bt_rec_in(f->rec, th))
+		return rec_trap(t, th, si);
+	if (f->rec && ft->state == FT_STEP && si->si_code == SI_KERNEL &&
+	    regs.rip - 1 == ft->pre.rip && !rec_stop_at(t, ft->pre.rip)) {
+		/* the program's own int3, stepped: it ran */
+		acc_add(t, th, 1);
+		ft->state = FT_RUN;
+		return 0;
+	}
 	if (si->si_code == SI_KERNEL && !ft->foreign) {
 		b = bp_find(f, regs.rip - 1);
 		if (!b && gone_trap(t, th, &regs))
@@ -1794,6 +1935,15 @@ static int fast_trap(struct bt_target *t, struct bt_thread *th,
 			chain_commit(t, th, b->addr);
 		}
 		bp_hit(t, th, b, &regs);
+		return 1;
+	}
+	/*
+	 * The syscall-exit report of a system call the thread was inside
+	 * when the step was issued (exec at launch): nothing ran.
+	 */
+	if (ft->state == FT_STEP && si->si_code == TRAP_BRKPT &&
+	    regs.rip == ft->pre.rip) {
+		ft->state = FT_RUN;
 		return 1;
 	}
 	if (ft->state == FT_SIGSTEP || ft->state == FT_STEPOVER ||
@@ -1904,6 +2054,7 @@ static void fast_free(struct fast *f)
 
 	if (!f)
 		return;
+	bt_rec_free(f->rec);
 	for (i = 0; i < f->nbp_bucket; i++) {
 		struct fast_bp *b = f->bp[i], *n;
 
@@ -2007,6 +2158,10 @@ static int fast_init(struct bt_target *t)
 		ret = bt_emu_alloc(&f->emu);
 	if (!ret)
 		ret = bt_displace_alloc(&f->dsp);
+	/* the recorder does not run untraced code natively: fast mode there */
+	if (!ret && o->soft_mode == BT_SOFT_RECORD && !f->filtered &&
+	    !o->from_sym)
+		ret = bt_rec_alloc(&f->rec, t, &rec_host);
 	if (ret < 0) {
 		t->bk = NULL;
 		fast_free(f);
@@ -2022,6 +2177,7 @@ static void fast_stopped(struct bt_target *t)
 {
 	size_t i;
 
+	rec_leave_all(t);
 	for (i = 0; i < t->nthreads; i++) {
 		struct bt_thread *th = t->threads[i];
 		struct fast_thread *ft = th->bk;
@@ -2041,6 +2197,7 @@ static void fast_release(struct bt_target *t)
 
 	if (!f)
 		return;
+	rec_leave_all(t);
 	/* no thread is left in a slot: they stay, but are never run again */
 	for (i = 0; i < t->nthreads; i++)
 		thread_unslot_stopped(t, t->threads[i]);
@@ -2082,6 +2239,10 @@ static int fast_thread_start(struct bt_target *t, struct bt_thread *th)
 
 static void fast_thread_end(struct bt_target *t, struct bt_thread *th)
 {
+	struct fast *f = fast_of(t);
+
+	if (f && f->rec)
+		bt_rec_thread_end(f->rec, th);
 	free(th->bk);
 	th->bk = NULL;
 }
@@ -2090,11 +2251,23 @@ static void fast_signal(struct bt_target *t, struct bt_thread *th, int sig)
 {
 }
 
-/* A signal stop: judged and shown at the program's own pc. */
-static void fast_signalled(struct bt_target *t, struct bt_thread *th)
+/*
+ * A signal stop: judged and shown at the program's own pc.  A fault on a
+ * ring's guard page is the recorder's own.
+ */
+static int fast_signalled(struct bt_target *t, struct bt_thread *th)
 {
-	if (fast_of(t))
-		thread_unslot_stopped(t, th);
+	struct fast *f = fast_of(t);
+
+	if (!f)
+		return 0;
+	if (f->rec && bt_rec_in(f->rec, th)) {
+		if (bt_rec_fault(f->rec, th, &th->si))
+			return 1;
+		bt_rec_leave(f->rec, th);
+	}
+	thread_unslot_stopped(t, th);
+	return 0;
 }
 
 static int fast_capture(struct bt_target *t, struct bt_thread *th,
@@ -2105,6 +2278,8 @@ static int fast_capture(struct bt_target *t, struct bt_thread *th,
 	uint64_t pc;
 	int ret;
 
+	if (fast_of(t) && fast_of(t)->rec)
+		bt_rec_leave(fast_of(t)->rec, th);
 	thread_unslot_stopped(t, th);
 	if (ft && ft->state != FT_NATIVE && th->state == BT_TH_STOPPED &&
 	    bt_thread_pc(th, &pc) == 0)
@@ -2123,23 +2298,31 @@ static int fast_capture(struct bt_target *t, struct bt_thread *th,
 	return ret < 0 ? ret : 0;
 }
 
+#define FAST_OPS							\
+	.name = "soft",							\
+	.id = BT_BACKEND_SOFT,						\
+	.probe = fast_probe,						\
+	.init = fast_init,						\
+	.fini = fast_fini,						\
+	.thread_start = fast_thread_start,				\
+	.thread_end = fast_thread_end,					\
+	.resume = fast_resume,						\
+	.step = fast_step,						\
+	.trap = fast_trap,						\
+	.fork = fast_fork,						\
+	.release = fast_release,					\
+	.stopped = fast_stopped,					\
+	.hide = fast_hide,						\
+	.signal = fast_signal,						\
+	.signalled = fast_signalled,					\
+	.capture = fast_capture
+
+const struct bt_backend_ops bt_backend_soft_record = {
+	FAST_OPS,
+	.soft_mode = BT_SOFT_RECORD,
+};
+
 const struct bt_backend_ops bt_backend_soft_fast = {
-	.name = "soft",
-	.id = BT_BACKEND_SOFT,
-	.probe = fast_probe,
-	.init = fast_init,
-	.fini = fast_fini,
-	.thread_start = fast_thread_start,
-	.thread_end = fast_thread_end,
+	FAST_OPS,
 	.soft_mode = BT_SOFT_FAST,
-	.resume = fast_resume,
-	.step = fast_step,
-	.trap = fast_trap,
-	.fork = fast_fork,
-	.release = fast_release,
-	.stopped = fast_stopped,
-	.hide = fast_hide,
-	.signal = fast_signal,
-	.signalled = fast_signalled,
-	.capture = fast_capture,
 };

@@ -642,8 +642,10 @@ static int on_stopped(struct bt_target *t, struct bt_thread *th, int status,
 		th->why = BT_TS_TRAP;
 		return quiet ? 0 : 2;
 	}
-	if (t->ops->signalled)
-		t->ops->signalled(t, th);
+	if (t->ops->signalled && t->ops->signalled(t, th)) {
+		th->why = BT_TS_TRAP;	/* the backend's own fault, handled */
+		return quiet ? 0 : 2;
+	}
 	th->why = BT_TS_SIGNAL;
 	th->sig = sig;
 	th->sig_checked = 0;
@@ -866,6 +868,52 @@ out:
 			syscall(SYS_tgkill, th->tgid ? th->tgid : t->pid,
 				th->tid, sig);
 	return ret;
+}
+
+/*
+ * One single step of stopped thread @th, waited for here.  Returns 0 when
+ * it trapped (its siginfo in *@si), the signal number when another signal
+ * stopped it first (dequeued and not delivered: the caller decides), or
+ * -bte_exited if it ended (the report is target.c's, as in
+ * bt_thread_syscall).  Event stops on the way are stepped past.
+ */
+int bt_thread_step(struct bt_target *t, struct bt_thread *th, siginfo_t *si)
+{
+	int status, ret, i;
+	pid_t who;
+
+	if (th->interrupting)
+		return bt_fail(bte_busy, 0, "thread %d is being interrupted",
+			       th->tid);
+	for (i = 0; i < 16; i++) {
+		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
+			return bt_fail(bte_exited, errno,
+				       "ptrace(SINGLESTEP, %d)", th->tid);
+		while ((ret = target_wait(t, th->tid, &who, &status)) == 0)
+			;
+		if (ret < 0)
+			return ret;
+		t->stats.stops++;
+		if (!WIFSTOPPED(status) ||
+		    (status >> 16) == PTRACE_EVENT_EXIT) {
+			struct bt_stop ignored;
+
+			on_wait(t, th->tid, status, 1, &ignored);
+			return bt_fail(bte_exited, ESRCH, "thread %d ended",
+				       th->tid);
+		}
+		if (status >> 16) {
+			if ((status >> 16) == PTRACE_EVENT_STOP)
+				th->interrupting = 0;
+			continue;
+		}
+		if (ptrace(PTRACE_GETSIGINFO, th->tid, 0, si) < 0)
+			memset(si, 0, sizeof(*si));
+		if (WSTOPSIG(status) == SIGTRAP)
+			return 0;
+		return WSTOPSIG(status);
+	}
+	return bt_fail(bte_internal, 0, "step of %d did not complete", th->tid);
 }
 
 /* Stopping everything */

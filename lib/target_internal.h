@@ -134,6 +134,14 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 		      int64_t *result);
 
 /*
+ * One single step of stopped thread @th, waited for.  Returns 0 when it
+ * trapped (siginfo in *@si), a signal number when that signal stopped it
+ * instead (dequeued, not delivered), -bte_exited if it ended, -bte_busy if
+ * a PTRACE_INTERRUPT of @th is outstanding.  A ptrace stop, counted.
+ */
+int bt_thread_step(struct bt_target *t, struct bt_thread *th, siginfo_t *si);
+
+/*
  * The backend for @o into *@ops (backend.c).  Returns 0, or -bte_nosys /
  * -bte_perm with the reason in bt_errdetail().
  */

@@ -10,6 +10,8 @@
  * full branch history, record for record (from, to, kind, flags, gap,
  * instruction count).  Threads are matched by creation order.
  *
+ * -m MODE: the mode checked (fast, record; default fast); -b MODE: the
+ *     reference (step, fast; default step).
  * -k: follow fork children (--follow-fork) and compare theirs too.
  * -s, -f: run one mode only and report it (for benchmarks).
  * -v: write each thread's history to softdiff.step.N, softdiff.fast.N.
@@ -48,6 +50,24 @@ struct run {
 };
 
 static int threaded, verbose, follow, only_mode = -1;
+static int ref_mode = BT_SOFT_STEP, cmp_mode = BT_SOFT_FAST;
+
+static const char *mode_name(int mode)
+{
+	return mode == BT_SOFT_STEP ? "step" :
+	       mode == BT_SOFT_FAST ? "fast" : "record";
+}
+
+static int mode_parse(const char *s)
+{
+	if (!strcmp(s, "step"))
+		return BT_SOFT_STEP;
+	if (!strcmp(s, "fast"))
+		return BT_SOFT_FAST;
+	if (!strcmp(s, "record"))
+		return BT_SOFT_RECORD;
+	return -1;
+}
 
 static double now(void)
 {
@@ -187,13 +207,14 @@ static int compare(const struct run *ref, const struct run *fast)
 		if (k == n && (a->n == b->n || (threaded && !stopped)))
 			continue;
 		fprintf(stderr, "softdiff: thread #%zu differs at branch %zu "
-			"of %zu (step) / %zu (fast)\n", i, k, a->n, b->n);
+			"of %zu (%s) / %zu (%s)\n", i, k, a->n,
+			mode_name(ref_mode), b->n, mode_name(cmp_mode));
 		if (k > 0)
 			print_rec("before", &a->rec[k - 1]);
 		if (k < a->n)
-			print_rec("step", &a->rec[k]);
+			print_rec(mode_name(ref_mode), &a->rec[k]);
 		if (k < b->n)
-			print_rec("fast", &b->rec[k]);
+			print_rec(mode_name(cmp_mode), &b->rec[k]);
 		return 1;
 	}
 	return 0;
@@ -217,13 +238,19 @@ int main(int argc, char **argv)
 	static struct run ref, fast;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "+tvsfk")) != -1) {
-		if (opt == 't')
+	while ((opt = getopt(argc, argv, "+tvsfkm:b:")) != -1) {
+		if (opt == 'm' && (cmp_mode = mode_parse(optarg)) < 0)
+			goto usage;
+		else if (opt == 'b' && (ref_mode = mode_parse(optarg)) < 0)
+			goto usage;
+		else if (opt == 'm' || opt == 'b')
+			continue;
+		else if (opt == 't')
 			threaded = 1;
 		else if (opt == 's')
 			only_mode = BT_SOFT_STEP;
 		else if (opt == 'f')
-			only_mode = BT_SOFT_FAST;
+			only_mode = cmp_mode;
 		else if (opt == 'k')
 			follow = 1;
 		else if (opt == 'v')
@@ -238,17 +265,17 @@ int main(int argc, char **argv)
 	if (only_mode >= 0) {
 		if (run_one(only_mode, argv + optind, &ref) < 0)
 			return 2;
-		report(only_mode == BT_SOFT_STEP ? "step" : "fast", &ref);
+		report(mode_name(only_mode), &ref);
 		return 0;
 	}
-	if (run_one(BT_SOFT_STEP, argv + optind, &ref) < 0 ||
-	    run_one(BT_SOFT_FAST, argv + optind, &fast) < 0)
+	if (run_one(ref_mode, argv + optind, &ref) < 0 ||
+	    run_one(cmp_mode, argv + optind, &fast) < 0)
 		return 2;
-	report("step", &ref);
-	report("fast", &fast);
+	report(mode_name(ref_mode), &ref);
+	report(mode_name(cmp_mode), &fast);
 	if (verbose) {
-		dump("step", &ref);
-		dump("fast", &fast);
+		dump(mode_name(ref_mode), &ref);
+		dump(mode_name(cmp_mode), &fast);
 	}
 	if (ref.reason != fast.reason || ref.signal != fast.signal) {
 		fprintf(stderr, "softdiff: stopped differently: %d/%d vs %d/%d\n",
@@ -260,6 +287,6 @@ int main(int argc, char **argv)
 		printf("same histories\n");
 	return ret;
 usage:
-	fprintf(stderr, "usage: softdiff [-t] [-v] [-k] [-s|-f] -- PROGRAM [ARGS...]\n");
+	fprintf(stderr, "usage: softdiff [-t] [-v] [-k] [-b MODE] [-m MODE] [-s|-f] -- PROGRAM [ARGS...]\n");
 	return 2;
 }

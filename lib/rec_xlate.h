@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_REC_XLATE_H
+#define BTRACE_REC_XLATE_H
+
+/*
+ * The recorder's translator: blocks of the program's code decoded (Zydis,
+ * which knows every instruction glibc uses) and their translations
+ * emitted into a buffer that the caller then writes into the process.
+ * Pure: no process, no ptrace; unit-testable in-process.
+ *
+ * A block runs from its start to its terminator.  What a translation does
+ * with each terminator, and what the thread's ring gets (rec_ring.h):
+ *   copied instruction  the same bytes, a rip-relative displacement re-based
+ *   jmp rel / call rel  chained; a call pushes the original return address
+ *   jcc, jrcxz, loop    one byte per outcome (REC_N or REC_T), then chained
+ *   ret, jmp/call r/m   the target (REC_IND) and a lookup in the process's
+ *                       table of translations (the "IBL", one per zone)
+ *   syscall             run in place, except the few that change the
+ *                       thread's state in ways the tracer must see
+ *                       (sigreturn, exec, clone, fork, exit, arch_prctl):
+ *                       those leave the translation
+ *   anything else that  leave the translation before it (RB_LEAVE): int3,
+ *   cannot run moved    int n, far transfers, ud2, hlt, xbegin, a gs
+ *                       segment (the recorder's own), undecodable bytes,
+ *                       and an address the caller wants to stop at
+ * Flags are never touched between the program's instructions: the
+ * generated code uses mov, lea, not, bswap, movzx, push/pop and jrcxz.
+ *
+ * Per thread, %gs points at its control block (TCB_*): ring head, scratch
+ * slots for the registers the generated code borrows, the tables.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The thread control block, at the thread's gs base. */
+#define TCB_HEAD	0x00	/* newest record's first byte (ring grows down) */
+#define TCB_RAX		0x08
+#define TCB_RCX		0x10
+#define TCB_RDX		0x18
+#define TCB_JMP		0x20
+#define TCB_TABLE1	0x28	/* lookup tables: 65536 x {orig, trans} */
+#define TCB_TABLE2	0x30
+#define TCB_SIZE	4096
+
+#define RX_TABLE_ENTRIES 65536
+#define RX_TABLE_BYTES	(RX_TABLE_ENTRIES * 16)
+
+enum rb_term {
+	RB_CUT = 0,	/* the length limit: falls through to next */
+	RB_COND,
+	RB_JUMP,
+	RB_CALL,
+	RB_RET,
+	RB_IJUMP,
+	RB_ICALL,
+	RB_SYSCALL,	/* syscall: falls through to next */
+	RB_LEAVE,	/* leaves the translation at end, which does not run */
+};
+
+#define RB_MAX_INSN 256
+
+/* A decoded block.  For RB_LEAVE, end == next: the instruction at end
+ * is not part of it; ninsn counts what runs translated. */
+struct rb {
+	uint64_t start;
+	uint64_t end;		/* the terminator */
+	uint64_t next;		/* after the terminator */
+	uint64_t target;	/* direct target, 0 if none */
+	uint32_t ninsn;
+	uint8_t term;		/* enum rb_term */
+	uint16_t nbytes;
+	uint8_t *bytes;		/* [start, next) as decoded */
+	uint16_t *off;		/* instruction offsets, ninsn of them */
+	uint64_t trans;		/* its translation, 0: none yet */
+	struct rb *hnext;
+};
+
+/* Original code: 0, or < 0 if @len bytes at @addr cannot be read. */
+typedef int (*rx_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+/* Must the translation leave before running @addr (a breakpoint)? */
+typedef int (*rx_stop_fn)(void *ctx, uint64_t addr);
+
+struct rx;
+
+/* Returns 0 or -bte_nomem; rx_free accepts NULL. */
+int rx_alloc(struct rx **x);
+void rx_free(struct rx *x);
+
+/*
+ * Decode the block at @addr into @b (its arrays malloc'ed: rb_release).
+ * Never fails for code that cannot be read or decoded: that is an
+ * RB_LEAVE there.  Returns 0 or -bte_nomem.
+ */
+int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
+		    rx_stop_fn stop, void *ctx, struct rb *b);
+void rb_release(struct rb *b);
+
+/* Instructions of @b before @pc (an instruction boundary in it). */
+uint32_t rb_insns_before(const struct rb *b, uint64_t pc);
+
+/* Where generated code stands for the program, and where it exits. */
+enum rx_point_kind {
+	PT_SAFE = 0,	/* the program's state at orig (after mask restore) */
+	PT_STORE,	/* a ring store; orig: its branch, 0 for a target */
+	PT_EXIT_DIRECT,	/* int3: orig not translated; aux: the rel32 to patch */
+	PT_EXIT_IBL,	/* int3: lookup missed, target in rdx; aux: probe */
+	PT_EXIT_LEAVE,	/* int3: leave the translation at orig */
+};
+
+/* Registers the generated code borrowed at a point (restore from TCB). */
+#define RM_RAX		1
+#define RM_RCX		2
+#define RM_RDX		4
+#define RM_FIXRCX	8	/* rcx after a syscall: the original next */
+
+struct rx_point {
+	uint64_t trans;
+	uint64_t orig;
+	uint64_t aux;
+	uint8_t kind;		/* enum rx_point_kind */
+	uint8_t mask;		/* RM_* */
+};
+
+/*
+ * The translation of @orig if it exists and a rel32 at @from can reach it,
+ * else 0 (the link site then exits to the tracer the first time).
+ */
+typedef uint64_t (*rx_link_fn)(void *ctx, uint64_t orig, uint64_t from);
+
+/* An output buffer standing for target memory from @base on. */
+struct rx_emit {
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t base;
+	uint64_t ibl;		/* the zone's lookup routine */
+	rx_link_fn link;
+	void *ctx;
+	struct rx_point *pts;
+	size_t npts, ptcap;
+};
+
+/* Emit the translation of @b at e->base + e->len.  0, -bte_nomem, or
+ * -bte_nosys if a rip-relative operand is out of reach from here. */
+int rx_translate(struct rx *x, const struct rb *b, struct rx_emit *e);
+
+/* Emit a zone's lookup routine; *@probe is where a retry starts. */
+int rx_emit_ibl(struct rx_emit *e, uint64_t *probe);
+
+/* Emit jmp *0(%rip); .quad @dest (reaches anywhere). */
+int rx_emit_far_jump(struct rx_emit *e, uint64_t dest);
+
+#endif /* BTRACE_REC_XLATE_H */
