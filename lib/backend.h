@@ -46,6 +46,12 @@ struct bt_backend_ops {
 	const char *name;
 	int id;			/* enum bt_backend */
 	int soft_mode;		/* BT_BACKEND_SOFT: enum bt_soft_mode */
+	/*
+	 * th->ring is this many times the buffer size (0: 1): a backend whose
+	 * own buffer of that size holds more branches (the recorder's ring in
+	 * the process) keeps what it decodes from it.
+	 */
+	unsigned ring_scale;
 
 	/* Usable here? 0, or -bte_nosys/-bte_perm and a reason in @why. */
 	int (*probe)(char *why, size_t size);

@@ -52,6 +52,8 @@ struct zone {
 	uint64_t probe;			/* its lookup routine's retry point */
 	uint64_t ibl;
 	size_t ibl_len, ibl_npts;	/* what the routine takes */
+	size_t flushed;			/* bytes written to the process */
+	uint8_t *pend;			/* [flushed, used) not yet written */
 	struct rx_point *pts;		/* by trans, ascending */
 	size_t npts, ptcap;
 };
@@ -67,6 +69,14 @@ struct rthread {
 	uint64_t prev_low;		/* where that pass ended, 0: none */
 	uint64_t drained;		/* bytes decoded so far */
 	uint64_t wpc;			/* where decoding stands, 0: unknown */
+};
+
+#define CODE_PAGES 256
+
+struct code_page {
+	uint64_t addr;
+	int valid;
+	uint8_t bytes[4096];
 };
 
 struct bt_rec {
@@ -91,8 +101,11 @@ struct bt_rec {
 	size_t nbucket, nblocks;
 	uint64_t translated;
 	uint64_t version;
+	unsigned evict;
 	struct rthread *rt;
 	size_t nrt, rtcap;
+	uint64_t n_direct, n_ibl, n_ibl_full, n_leave, n_wrap, n_enter, n_safe;
+	struct code_page *pages;	/* CODE_PAGES of them */
 	uint8_t *ringbuf;		/* a copy of a ring, for decoding */
 	uint8_t *emitbuf;
 };
@@ -212,11 +225,44 @@ static int stop_at(void *ctx, uint64_t addr)
 	return r->host.stop_at(r->t, addr);
 }
 
+/*
+ * The program's code, a page at a time through a small cache: blocks are
+ * decoded from code that does not change (the host sends code that may
+ * change elsewhere), and a block's decode would otherwise cost a read.
+ */
+static const uint8_t *code_page(struct bt_rec *r, uint64_t page)
+{
+	struct code_page *c = &r->pages[(page >> 12) & (CODE_PAGES - 1)];
+
+	if (c->valid && c->addr == page)
+		return c->bytes;
+	if (r->host.read(r->t, page, c->bytes, 4096) < 0) {
+		c->valid = 0;
+		return NULL;
+	}
+	c->addr = page;
+	c->valid = 1;
+	return c->bytes;
+}
+
 static int code_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct bt_rec *r = ctx;
+	uint8_t *out = buf;
 
-	return r->host.read(r->t, addr, buf, len);
+	while (len) {
+		uint64_t page = addr & ~4095ull;
+		size_t off = addr - page, n = 4096 - off < len ? 4096 - off : len;
+		const uint8_t *p = code_page(r, page);
+
+		if (!p)
+			return r->host.read(r->t, addr, out, len);
+		memcpy(out, p + off, n);
+		out += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
 }
 
 static void blocks_grow(struct bt_rec *r)
@@ -363,13 +409,63 @@ static int points_add(struct zone *z, const struct rx_point *p, size_t n)
 	return 0;
 }
 
-/* Write @e's bytes and points into @z. */
+#define PEND_MAX (1u << 20)
+
+/* Write what @z holds back into the process. */
+static int zone_flush(struct bt_rec *r, struct zone *z)
+{
+	int ret = 0;
+
+	if (z->used > z->flushed)
+		ret = mem_write(r, z->base + z->flushed, z->pend,
+				z->used - z->flushed);
+	z->flushed = z->used;
+	return ret;
+}
+
+static int zones_flush(struct bt_rec *r)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < r->nzone; i++)
+		if (zone_flush(r, &r->zone[i]) < 0)
+			ret = -bte_io;
+	return ret;
+}
+
+/*
+ * Write generated code: into a zone's held-back bytes if it is there
+ * (translations are written in one go when a batch is done), else into
+ * the process.
+ */
+static int code_write(struct bt_rec *r, uint64_t addr, const void *buf,
+		      size_t len)
+{
+	struct zone *z = zone_of(r, addr);
+
+	if (z && addr >= z->base + z->flushed && addr + len <= z->base + z->used) {
+		memcpy(z->pend + (addr - z->base - z->flushed), buf, len);
+		return 0;
+	}
+	return mem_write(r, addr, buf, len);
+}
+
+/* Add @e's bytes and points to @z. */
 static int zone_commit(struct bt_rec *r, struct zone *z, struct rx_emit *e)
 {
-	int ret = mem_write(r, e->base, e->buf, e->len);
+	int ret = 0;
 
-	if (ret == 0)
+	if (!z->pend)
+		z->pend = malloc(PEND_MAX);
+	if (!z->pend)
+		return bt_fail(bte_nomem, ENOMEM, "zone");
+	if (z->used - z->flushed + e->len > PEND_MAX)
+		ret = zone_flush(r, z);
+	if (ret == 0) {
+		memcpy(z->pend + (z->used - z->flushed), e->buf, e->len);
 		ret = points_add(z, e->pts, e->npts);
+	}
 	if (ret == 0)
 		z->used += e->len;
 	e->npts = 0;
@@ -443,6 +539,7 @@ static struct zone *zone_new(struct bt_rec *r, struct bt_thread *th,
 		return NULL;
 	}
 	free(e.pts);
+	zone_flush(r, z);
 	z->ibl_len = z->used;
 	z->ibl_npts = z->npts;
 	r->nzone++;
@@ -468,31 +565,65 @@ static struct zone *zone_for(struct bt_rec *r, struct bt_thread *th,
 
 static size_t tab_index(int which, uint64_t a)
 {
-	return which == 0 ? (a & 0xffff) :
-			    (__builtin_bswap32((uint32_t)a) & 0xffff);
+	return which == 0 ? (a & 0xffff) : ((a >> 8) & 0xffff);
 }
 
-/* Make @orig -> @trans findable by the lookup; 0 if no entry was free. */
-static int table_insert(struct bt_rec *r, uint64_t orig, uint64_t trans)
+/* Threads of the process that may be running now, @th aside. */
+static int others_run(const struct bt_rec *r, const struct bt_thread *th)
+{
+	size_t i;
+
+	for (i = 0; i < r->t->nthreads; i++) {
+		const struct bt_thread *o = r->t->threads[i];
+
+		if (o != th && o->state != BT_TH_STOPPED && o->state != BT_TH_GONE)
+			return 1;
+	}
+	return 0;
+}
+
+static int table_put(struct bt_rec *r, struct bt_thread *th, int w,
+		     uint64_t orig, uint64_t trans)
+{
+	size_t i = tab_index(w, orig);
+	uint64_t at = r->tables + (uint64_t)w * RX_TABLE_BYTES + i * 16;
+	uint64_t entry[2] = { orig, trans };
+
+	/* with readers about, trans first: one matching orig finds it whole */
+	if (others_run(r, th)) {
+		if (mem_write(r, at + 8, &trans, 8) < 0 ||
+		    mem_write(r, at, &orig, 8) < 0)
+			return 0;
+	} else if (mem_write(r, at, entry, sizeof(entry)) < 0) {
+		return 0;
+	}
+	r->tab_orig[w][i] = orig;
+	return 1;
+}
+
+/*
+ * Make @orig -> @trans findable by the lookup; 0 if no entry was free.
+ * @need: a thread looks for it now, so an entry may be taken over, where
+ * no other thread can be reading it meanwhile (it could match the old
+ * orig and then load the new trans).
+ */
+static int table_insert(struct bt_rec *r, struct bt_thread *th,
+			uint64_t orig, uint64_t trans, int need)
 {
 	int w;
 
 	for (w = 0; w < 2; w++) {
 		size_t i = tab_index(w, orig);
-		uint64_t at = r->tables + (uint64_t)w * RX_TABLE_BYTES + i * 16;
 
 		if (r->tab_orig[w][i] == orig)
 			return 1;
-		if (r->tab_orig[w][i])
-			continue;
-		/* trans first: a reader matching orig finds it whole */
-		if (mem_write(r, at + 8, &trans, 8) < 0 ||
-		    mem_write(r, at, &orig, 8) < 0)
-			return 0;
-		r->tab_orig[w][i] = orig;
-		return 1;
+		if (!r->tab_orig[w][i])
+			return table_put(r, th, w, orig, trans);
 	}
-	return 0;
+	if (!need || others_run(r, th))
+		return 0;
+	w = r->evict++ & 1;
+	return table_put(r, th, w, orig, trans);
 }
 
 /* ---- translating ------------------------------------------------------- */
@@ -538,7 +669,7 @@ static int link_patch(struct bt_rec *r, struct zone *z, uint64_t site,
 		d = (int64_t)(e.base - (site + 4));
 	}
 	rel = (int32_t)d;
-	return mem_write(r, site, &rel, 4);
+	return code_write(r, site, &rel, 4);
 }
 
 /* Link the exits of zone points [from...) whose targets now exist. */
@@ -630,12 +761,12 @@ static int translate(struct bt_rec *r, struct bt_thread *th, uint64_t a,
 			struct rb *ret_site = block_find(r, b->next);
 
 			if (ret_site && ret_site->trans)
-				table_insert(r, b->next, ret_site->trans);
+				table_insert(r, th, b->next, ret_site->trans, 0);
 		}
 	}
 	link_batch(r, mark);
 	*trans = first->trans;
-	return 0;
+	return zones_flush(r);
 }
 
 /* ---- setting up --------------------------------------------------------- */
@@ -1034,10 +1165,11 @@ static void flush(struct bt_rec *r)
 	uint64_t a;
 
 	for (i = 0; i < r->nzone; i++) {
-		r->zone[i].used = r->zone[i].ibl_len;
+		r->zone[i].used = r->zone[i].flushed = r->zone[i].ibl_len;
 		r->zone[i].npts = r->zone[i].ibl_npts;
 	}
 	blocks_clear(r);
+	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
 	if (!r->ready)
 		return;
 	for (a = 0; a < 2 * RX_TABLE_BYTES; a += sizeof(zero))
@@ -1116,7 +1248,8 @@ int bt_rec_enter(struct bt_rec *r, struct bt_thread *th,
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, regs) < 0)
 		return bt_fail(bte_ptrace, errno, "ptrace(SETREGS, %d)", th->tid);
 	rt->in = 1;
-	if (getenv("BTRACE_RECDBG")) {
+	r->n_enter++;
+	if (getenv("BTRACE_RECDBG") && atoi(getenv("BTRACE_RECDBG")) > 1) {
 		struct user_regs_struct chk;
 		uint64_t tcbv[7];
 		ptrace(PTRACE_GETREGS, th->tid, 0, &chk);
@@ -1174,7 +1307,8 @@ static int safe_point(struct bt_rec *r, struct rthread *rt,
 static void leave_at(struct bt_rec *r, struct rthread *rt,
 		     struct user_regs_struct *regs, uint64_t orig)
 {
-	if (getenv("BTRACE_RECDBG")) fprintf(stderr, "leave %d at %llx\n", rt->th->tid, (unsigned long long)orig);
+	if (getenv("BTRACE_RECDBG") && atoi(getenv("BTRACE_RECDBG")) > 1) fprintf(stderr, "leave %d at %llx\n", rt->th->tid, (unsigned long long)orig);
+	r->n_leave++;
 	drain(r, rt, orig);
 	rt->wpc = 0;
 	regs->rip = orig;
@@ -1195,6 +1329,7 @@ static int wrap_fault(struct bt_rec *r, struct rthread *rt,
 	if (!p || head_read(r, rt, &head) < 0)
 		return 0;
 	len = head - regs->rcx;
+	r->n_wrap++;
 	ring_wrap(rt, head);
 	regs->rcx = rt->top - len;
 	if (p->orig) {
@@ -1226,6 +1361,7 @@ static int exit_direct(struct bt_rec *r, struct rthread *rt,
 	struct rx_point *p;
 	uint64_t trans;
 
+	r->n_direct++;
 	if (!r->host.translatable(r->t, pt.orig) ||
 	    translate(r, rt->th, pt.orig, &trans) < 0) {
 		leave_at(r, rt, regs, pt.orig);
@@ -1235,6 +1371,7 @@ static int exit_direct(struct bt_rec *r, struct rthread *rt,
 	p = point_kind(r, pt.trans, PT_EXIT_DIRECT);
 	if (p && p->aux && link_patch(r, zone_of(r, p->trans), p->aux, trans) == 0)
 		p->aux = 0;
+	zones_flush(r);	/* a far jump it may have made */
 	regs->rip = trans;
 	ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs);
 	return BT_REC_GO_ON;
@@ -1245,6 +1382,8 @@ static int exit_ibl(struct bt_rec *r, struct rthread *rt,
 		    struct user_regs_struct *regs, struct rx_point pt)
 {
 	const struct rx_point *p = &pt;
+
+	r->n_ibl++;
 	uint64_t target = regs->rdx, trans;
 
 	if (!r->host.translatable(r->t, target) ||
@@ -1253,9 +1392,10 @@ static int exit_ibl(struct bt_rec *r, struct rthread *rt,
 		leave_at(r, rt, regs, target);
 		return BT_REC_LEFT;
 	}
-	if (table_insert(r, target, trans)) {
+	if (table_insert(r, rt->th, target, trans, 1)) {
 		regs->rip = p->aux;	/* the retry finds it */
 	} else {
+		r->n_ibl_full++;
 		regs_restore(r, rt, regs, p->mask, 0);
 		regs->rip = trans;
 	}
@@ -1297,7 +1437,7 @@ int bt_rec_trap(struct bt_rec *r, struct bt_thread *th, const siginfo_t *si)
 	r->trapping = 1;
 	v = exit_at(r, rt, &regs, regs.rip - 1);
 	r->trapping = 0;
-	if (getenv("BTRACE_RECDBG")) fprintf(stderr, "trap %d at %llx -> %d rip %llx\n", th->tid, (unsigned long long)regs.rip, v, (unsigned long long)regs.rip);
+	if (getenv("BTRACE_RECDBG") && atoi(getenv("BTRACE_RECDBG")) > 1) fprintf(stderr, "trap %d at %llx -> %d rip %llx\n", th->tid, (unsigned long long)regs.rip, v, (unsigned long long)regs.rip);
 	return v;
 }
 
@@ -1317,6 +1457,7 @@ void bt_rec_leave(struct bt_rec *r, struct bt_thread *th)
 			goto dead;
 		if (safe_point(r, rt, &regs, &orig))
 			break;
+		r->n_safe++;
 		sig = bt_thread_step(r->t, th, &si);
 		if (sig < 0)
 			goto dead;
@@ -1377,8 +1518,11 @@ void bt_rec_reset(struct bt_rec *r)
 	if (!r)
 		return;
 	blocks_clear(r);
-	for (i = 0; i < r->nzone; i++)
+	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
+	for (i = 0; i < r->nzone; i++) {
 		free(r->zone[i].pts);
+		free(r->zone[i].pend);
+	}
 	r->nzone = 0;
 	r->ready = 0;
 	r->broken = 0;
@@ -1408,7 +1552,8 @@ int bt_rec_alloc(struct bt_rec **out, struct bt_target *t,
 	r->ringbuf = malloc(t->opts.buffer_size ? t->opts.buffer_size :
 						  BT_DEFAULT_BUFFER_SIZE);
 	r->emitbuf = malloc(ZONE_ROOM);
-	if (!r->bucket || !r->ringbuf || !r->emitbuf) {
+	r->pages = calloc(CODE_PAGES, sizeof(*r->pages));
+	if (!r->bucket || !r->ringbuf || !r->emitbuf || !r->pages) {
 		bt_rec_free(r);
 		return bt_fail(bte_nomem, ENOMEM, "recorder");
 	}
@@ -1427,16 +1572,22 @@ void bt_rec_free(struct bt_rec *r)
 
 	if (!r)
 		return;
+	if (getenv("BTRACE_RECDBG"))
+		fprintf(stderr, "rec: blocks %llu direct %llu ibl %llu full %llu leave %llu wrap %llu enter %llu safe-steps %llu\n",
+			(unsigned long long)r->translated, (unsigned long long)r->n_direct, (unsigned long long)r->n_ibl, (unsigned long long)r->n_ibl_full, (unsigned long long)r->n_leave, (unsigned long long)r->n_wrap, (unsigned long long)r->n_enter, (unsigned long long)r->n_safe);
 	if (r->bucket)
 		blocks_clear(r);
 	free(r->bucket);
-	for (i = 0; i < r->nzone; i++)
+	for (i = 0; i < r->nzone; i++) {
 		free(r->zone[i].pts);
+		free(r->zone[i].pend);
+	}
 	free(r->tab_orig[0]);
 	free(r->tab_orig[1]);
 	free(r->rt);
 	free(r->ringbuf);
 	free(r->emitbuf);
+	free(r->pages);
 	rx_free(r->x);
 	if (r->memfd >= 0)
 		close(r->memfd);

@@ -670,6 +670,7 @@ int rx_emit_ibl(struct rx_emit *e, uint64_t *probe)
 	put(e, "\x48\x89\x51\x01", 4);	/* mov %rdx,1(%rcx) */
 	gs_mov(e, 0, R_CX, TCB_HEAD);
 	*probe = here(e);
+	gs_mov(e, 0, R_DX, TCB_T);	/* bits 8-23 of the target: probe 2 */
 	gs_mov(e, 1, R_AX, TCB_TABLE1);
 	put(e, "\x0f\xb7\xca", 3);	/* movzwl %dx,%ecx */
 	put(e, probe_tail, sizeof(probe_tail));
@@ -677,7 +678,8 @@ int rx_emit_ibl(struct rx_emit *e, uint64_t *probe)
 	hit1 = e->len;
 	put8(e, 0);
 	gs_mov(e, 1, R_AX, TCB_TABLE2);
-	put(e, "\x89\xd1\x0f\xc9\x0f\xb7\xc9", 7); /* mov %edx,%ecx; bswap; movzwl */
+	put(e, "\x65\x0f\xb7\x0c\x25", 5);	/* movzwl %gs:TCB_T+1,%ecx */
+	put32(e, TCB_T + 1);
 	put(e, probe_tail, sizeof(probe_tail));
 	put8(e, 0xe3);
 	hit2 = e->len;

@@ -27,7 +27,9 @@
  * generated code uses mov, lea, not, bswap, movzx, push/pop and jrcxz.
  *
  * Per thread, %gs points at its control block (TCB_*): ring head, scratch
- * slots for the registers the generated code borrows, the tables.
+ * slots for the registers the generated code borrows, the tables.  The
+ * lookup probes two direct-mapped tables, indexed by bits 0-15 and 8-23
+ * of the target (16-bit loads need no shift, which would touch flags).
  */
 
 #include <stddef.h>
@@ -41,6 +43,7 @@
 #define TCB_JMP		0x20
 #define TCB_TABLE1	0x28	/* lookup tables: 65536 x {orig, trans} */
 #define TCB_TABLE2	0x30
+#define TCB_T		0x38	/* the lookup's target, for byte windows */
 #define TCB_SIZE	4096
 
 #define RX_TABLE_ENTRIES 65536

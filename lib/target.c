@@ -111,6 +111,8 @@ static int thread_add(struct bt_target *t, pid_t tid, int state,
 	th->tid = tid;
 	th->state = state;
 	th->tgid = thread_tgid(t, tid);
+	if (t->ops->ring_scale)
+		size *= t->ops->ring_scale;
 	th->ring = bt_ring_alloc(size);
 	if (!th->ring) {
 		free(th);

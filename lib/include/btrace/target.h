@@ -38,9 +38,9 @@ enum bt_backend {
 };
 
 enum bt_soft_mode {
-	BT_SOFT_FAST = 0,	/* stop only where the path is decided at run time */
+	BT_SOFT_RECORD = 0,	/* translated code records in the process */
+	BT_SOFT_FAST,		/* stop only where the path is decided at run time */
 	BT_SOFT_STEP,		/* single-step every instruction (the reference) */
-	BT_SOFT_RECORD,		/* translated code records in the process */
 };
 
 struct bt_target_opts {
