@@ -42,7 +42,7 @@ static void attach_usage(FILE *f)
 		"  -ex, --ex CMD      run session command CMD first (repeatable)\n"
 		"  --batch            exit after the -ex commands (detaching)\n"
 		"  --save FILE        at the first stop, save the trace to FILE\n"
-		"  --soft-mode fast|step, --only GLOB, --exclude GLOB,\n"
+		"  --soft-mode record|fast|step, --only GLOB, --exclude GLOB,\n"
 		"  --from SYMBOL, --until SYMBOL, --follow-fork   as for btrace run\n",
 		BT_SESSION_LAST_DEFAULT);
 }

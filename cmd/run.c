@@ -41,7 +41,7 @@ struct run_opts {
 static const char run_usage[] =
 	"usage: btrace run [--last N] [--json] [--backend auto|pt|bts|soft]\n"
 	"                  [--buffer-size SIZE] [--no-color] [--save FILE]\n"
-	"                  [--save-on-crash DIR] [--soft-mode fast|step]\n"
+	"                  [--save-on-crash DIR] [--soft-mode record|fast|step]\n"
 	"                  [--only GLOB] [--exclude GLOB] [--from SYM] [--until SYM]\n"
 	"                  [-i] -- PROGRAM [ARGS...]\n";
 

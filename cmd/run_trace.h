@@ -47,9 +47,11 @@ enum {
 	{ "follow-fork", no_argument, NULL, OPT_FOLLOW_FORK }
 
 #define RUN_TRACE_HELP                                                       \
-	"      --soft-mode MODE   software backend: fast (default: stop only\n" \
-	"                         at run-time decisions) or step (every\n"      \
-	"                         instruction, the reference)\n"                \
+	"      --soft-mode MODE   software backend: record (default: the\n"    \
+	"                         program records its own branches, in\n"      \
+	"                         translated code), fast (stop at run-time\n"  \
+	"                         decisions) or step (every instruction,\n"    \
+	"                         the reference)\n"                            \
 	"      --only GLOB        trace only modules matching GLOB (path or\n"  \
 	"                         file name; repeatable); others run natively\n"\
 	"      --exclude GLOB     do not trace modules matching GLOB\n"          \
