@@ -23,11 +23,13 @@ endif
 # Debian packages the build and the tests need, and the files that prove
 # each one is there (checked without running dpkg on every make).
 DEB_PKGS := libipt-dev libcapstone-dev libreadline-dev libdw-dev libelf-dev \
-            libcmocka-dev pkg-config gdb python3 libzydis-dev
+            libcmocka-dev pkg-config gdb python3 libzydis-dev sqlite3 \
+            xz-utils
 DEB_FILES := /usr/include/intel-pt.h /usr/include/capstone/capstone.h \
              /usr/include/readline/readline.h /usr/include/elfutils/libdwfl.h \
              /usr/include/libelf.h /usr/include/cmocka.h /usr/bin/pkg-config \
-             /usr/bin/gdb /usr/bin/python3 /usr/include/Zydis/Zydis.h
+             /usr/bin/gdb /usr/bin/python3 /usr/include/Zydis/Zydis.h \
+             /usr/bin/sqlite3 /usr/bin/xz
 
 BUILD    := build
 LIB_SRC  := $(sort $(wildcard lib/*.c))

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The recorder against single-stepping on real programs of the
+# distribution: each thread's full history (from, to, kind, flags,
+# instruction counts) must be the same, branch for branch.  Without
+# address randomization (setarch -R) so that both runs see the same
+# addresses; perl with a fixed hash seed so that both take the same path;
+# bash's clock reads in the vDSO may retry differently (softdiff -V).
+# python3, too slow to single-step, is compared with the fast mode.
+. "$TESTDIR/e2e/lib/common.sh"
+SOFTDIFF="$TOOLS/softdiff"
+printf 'a line to compress\n%.0s' $(seq 1 50) >"$work/in.txt"
+export PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0
+fails=0
+
+check() {	# softdiff options, then -- and the program
+	local log=$work/log
+	if timeout 900 setarch -R "$SOFTDIFF" "$@" </dev/null >"$log" 2>&1; then
+		echo "ok   ${*#*-- }: $(grep -a '^record' "$log")"
+	else
+		echo "FAIL ${*#*-- }"
+		grep -aE '^(step|fast|record|  |softdiff)' "$log" | sed 's/^/     /'
+		fails=$((fails + 1))
+	fi
+}
+
+for p in /bin/true /usr/bin/gzip /usr/bin/xz /usr/bin/sqlite3 /usr/bin/perl \
+	/usr/bin/bash /usr/bin/python3; do
+	[ -x "$p" ] || { echo "no $p: the Makefile installs it"; exit 1; }
+done
+check -m record -- /bin/true
+check -m record -- gzip -c "$work/in.txt"
+check -m record -- xz --version
+check -m record -- sqlite3 :memory: 'select 1+1'
+check -m record -- perl -e 'my %h = (a => 1, b => 2); print join(",", sort keys %h), "\n"'
+check -V -m record -- bash -c 'for i in 1 2 3; do x=$((x + i)); done; echo $x'
+check -V -B 256 -b fast -m record -- python3 -c 'print(1)'
+[ $fails = 0 ]
