@@ -288,7 +288,7 @@ int main(int argc, char **argv)
 			goto usage;
 		else if (opt == 'b' && (ref_mode = mode_parse(optarg)) < 0)
 			goto usage;
-		else if (opt == 'm' || opt == 'b' || opt == 'B')
+		else if (opt == 'm' || opt == 'b')
 			continue;
 		else if (opt == 't')
 			threaded = 1;
