@@ -34,7 +34,7 @@
 #define ZONE_MAX	64
 #define ZONE_ROOM	(24u << 10)	/* free space a block may need */
 #define SLOT_MAX	256
-#define AHEAD_MAX	96		/* blocks translated per miss */
+#define AHEAD_MAX	192		/* blocks translated per miss */
 #define WALK_MAX	100000		/* blocks walked without a record */
 #define STEP_MAX	256		/* steps to reach a safe point */
 #define NEAR		(1ll << 31)
@@ -1151,8 +1151,13 @@ static void drain(struct bt_rec *r, struct rthread *rt, uint64_t stop)
 	if (stop && w.pc)
 		w_advance(&w, stop);
 	rt->wpc = w.pc;
-	if (head_read(r, rt, &head) == 0)
-		rt->drained = rt->pass_start + (rt->top - head);
+	if (head_read(r, rt, &head) == 0) {
+		uint64_t now = rt->pass_start + (rt->top - head);
+
+		if (!lost)
+			r->t->stats.ring_bytes += now - rt->drained;
+		rt->drained = now;
+	}
 }
 
 /* ---- entering ------------------------------------------------------------ */

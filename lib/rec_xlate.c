@@ -18,6 +18,8 @@
 
 struct rx {
 	ZydisDecoder dec;
+	uint8_t bytes[RB_MAX_BYTES + 16];	/* a block being decoded */
+	uint16_t off[RB_MAX_INSN];
 };
 
 int rx_alloc(struct rx **out)
@@ -128,14 +130,17 @@ static size_t read_some(rx_read_fn read, void *ctx, uint64_t addr,
 	return read(ctx, addr, buf, page) < 0 ? 0 : page;
 }
 
-static int rb_alloc_arrays(struct rb *b)
+/* Keep only what the block uses of the decoder's scratch arrays. */
+static int rb_keep(struct rb *b, const uint8_t *bytes, const uint16_t *off)
 {
-	b->bytes = malloc(RB_MAX_BYTES + 16);
-	b->off = malloc(RB_MAX_INSN * sizeof(*b->off));
+	b->bytes = malloc(b->nbytes ? b->nbytes : 1);
+	b->off = malloc((b->ninsn ? b->ninsn : 1) * sizeof(*b->off));
 	if (!b->bytes || !b->off) {
 		rb_release(b);
 		return bt_fail(bte_nomem, ENOMEM, "block");
 	}
+	memcpy(b->bytes, bytes, b->nbytes);
+	memcpy(b->off, off, b->ninsn * sizeof(*off));
 	return 0;
 }
 
@@ -144,25 +149,23 @@ int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
 {
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint8_t *bytes = x->bytes;
+	uint16_t *off = x->off;
 	size_t have, pos = 0;
-	int ret;
 
 	memset(b, 0, sizeof(*b));
 	b->start = addr;
-	ret = rb_alloc_arrays(b);
-	if (ret < 0)
-		return ret;
-	have = read_some(read, ctx, addr, b->bytes, 256);
+	have = read_some(read, ctx, addr, bytes, 256);
 	for (;;) {
 		uint64_t pc = addr + pos;
 		int cls;
 
 		if (have - pos < 15 && have < RB_MAX_BYTES)
-			have += read_some(read, ctx, addr + have, b->bytes + have,
+			have += read_some(read, ctx, addr + have, bytes + have,
 					  RB_MAX_BYTES - have < 256 ?
 						  RB_MAX_BYTES - have : 256);
 		if (pos >= have || (stop && stop(ctx, pc)) ||
-		    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&x->dec, b->bytes + pos,
+		    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&x->dec, bytes + pos,
 							 have - pos, &in, ops))) {
 			cls = RB_LEAVE;
 		} else {
@@ -174,7 +177,7 @@ int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
 			b->term = RB_LEAVE;
 			break;
 		}
-		b->off[b->ninsn++] = (uint16_t)pos;
+		off[b->ninsn++] = (uint16_t)pos;
 		pos += in.length;
 		b->next = addr + pos;
 		if (cls != RB_CUT) {
@@ -190,7 +193,7 @@ int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
 		}
 	}
 	b->nbytes = (uint16_t)(b->next - b->start);
-	return 0;
+	return rb_keep(b, bytes, off);
 }
 
 /* ---- emitting -------------------------------------------------------- */

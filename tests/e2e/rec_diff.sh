@@ -9,7 +9,7 @@
 . "$TESTDIR/e2e/lib/common.sh"
 SOFTDIFF="$TOOLS/softdiff"
 printf 'a line to compress\n%.0s' $(seq 1 50) >"$work/in.txt"
-export PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0
+export PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 PYTHONHASHSEED=0
 fails=0
 
 check() {	# softdiff options, then -- and the program

@@ -86,6 +86,9 @@ struct bt_stats {
 	uint64_t stops;		/* ptrace stops btrace caused or handled */
 	uint64_t displaced;	/* soft fast mode: instructions run from a
 				 * slot under an int3 of ours */
+	uint64_t ring_bytes;	/* soft record mode: bytes of the process's
+				 * rings decoded into branches (not kept in
+				 * trace files) */
 };
 
 struct bt_target;

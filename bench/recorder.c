@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recorder (soft record mode) against the fast mode and the untraced
+ * program, measured side by side in one run (from the top of the tree by
+ * `make bench`; programs from build/targets and the distribution).
+ *
+ *  1. python3 -c 'print(1)': fast / record wall time (goal >= 30x), the
+ *     recorder's own time (goal < 3 s) and its ptrace stops per taken
+ *     branch (goal <= 0.02);
+ *  2. compute-bound after warm-up: (traced big - traced small) /
+ *     (untraced big - untraced small) on compute and libc_heavy_dyn
+ *     (goal <= 3x); whole runs of the fast-mode bench programs as well;
+ *  3. history depth: branches kept with a 1 MiB ring, record / fast
+ *     (goal >= 8x), and bytes of the process's ring per taken branch
+ *     (goal <= 4).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "btrace/btrace.h"
+
+struct result {
+	double seconds;
+	struct bt_stats stats;
+	size_t kept;		/* branches in the stopped thread's capture */
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static size_t kept_of(struct bt_target *t, pid_t tid)
+{
+	const struct bt_rec_hdr *rec;
+	struct bt_capture cap;
+	size_t off = 0, n = 0;
+
+	if (bt_target_capture(t, tid, &cap) < 0)
+		return 0;
+	while (bt_rec_next(cap.data, cap.size, &off, &rec) == 0)
+		n += rec->type == BT_REC_BRANCH;
+	bt_capture_release(&cap);
+	return n;
+}
+
+/* Trace @argv to its end with a ring of @ring bytes (0: default). */
+static int traced(char **argv, int mode, size_t ring, struct result *r)
+{
+	struct bt_target_opts o;
+	struct bt_target *t;
+	struct bt_stop stop;
+	double t0 = now();
+	int ret, ws, fd, saved = dup(1);
+
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.backend = BT_BACKEND_SOFT;
+	o.soft_mode = mode;
+	o.buffer_size = ring;
+	fd = open("/dev/null", O_WRONLY);
+	dup2(fd, 1);		/* the program's output */
+	ret = bt_target_launch(&t, &o, argv);
+	dup2(saved, 1);
+	close(saved);
+	close(fd);
+	if (ret < 0) {
+		fprintf(stderr, "recorder: %s: %s (%s)\n", argv[0],
+			bt_errstr(ret), bt_errdetail());
+		return -1;
+	}
+	do {
+		ret = bt_target_cont(t, &stop);
+	} while (ret == 0 && stop.reason != BT_STOP_EXIT &&
+		 stop.reason != BT_STOP_SIGNAL && stop.reason != BT_STOP_KILLED);
+	r->kept = kept_of(t, stop.tid);
+	bt_target_stats(t, &r->stats);
+	bt_target_finish(t, &ws);
+	bt_target_free(t);
+	r->seconds = now() - t0;
+	return ret < 0 ? -1 : 0;
+}
+
+/* Run a command with output to /dev/null; wall seconds, or -1. */
+static double run_cmd(char **argv)
+{
+	double t0 = now();
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR);
+
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) == 127)
+		return -1;
+	return now() - t0;
+}
+
+static const char *verdict(int ok)
+{
+	return ok ? "goal met" : "goal NOT met";
+}
+
+static double per_branch(const struct result *r)
+{
+	return r->stats.branches ? (double)r->stats.stops / r->stats.branches : 0;
+}
+
+static int bench_python(void)
+{
+	char *prog[] = { "python3", "-c", "print(1)", NULL };
+	struct result f, r;
+	double n = run_cmd(prog);
+
+	if (n < 0) {
+		printf("python3: not found, skipped\n");
+		return 0;
+	}
+	if (traced(prog, BT_SOFT_RECORD, 0, &r) < 0 ||
+	    traced(prog, BT_SOFT_FAST, 0, &f) < 0)
+		return -1;
+	printf("python3 -c 'print(1)': untraced %.3f s, fast %.2f s (%.2f stops/branch), record %.2f s (%.3f stops/branch)\n",
+	       n, f.seconds, per_branch(&f), r.seconds, per_branch(&r));
+	printf("  fast / record: %.1fx (goal >= 30x): %s\n", f.seconds / r.seconds,
+	       verdict(f.seconds / r.seconds >= 30));
+	printf("  record: %.2f s (goal < 3 s): %s\n", r.seconds,
+	       verdict(r.seconds < 3));
+	printf("  record stops per taken branch: %.4f (goal <= 0.02): %s\n",
+	       per_branch(&r), verdict(per_branch(&r) <= 0.02));
+	return 0;
+}
+
+/*
+ * Traced / untraced for the work between a small and a big run of the same
+ * program: the cost once the code is translated.
+ */
+static int warm_ratio(char **small, char **big, double *ratio)
+{
+	struct result ts, tb;
+	double ns, nb;
+
+	ns = run_cmd(small);
+	nb = run_cmd(big);
+	if (ns < 0 || nb < 0 || traced(small, BT_SOFT_RECORD, 0, &ts) < 0 ||
+	    traced(big, BT_SOFT_RECORD, 0, &tb) < 0)
+		return -1;
+	*ratio = (tb.seconds - ts.seconds) / (nb - ns);
+	printf("%-16s %-8s untraced %.3f s, record %.3f s (whole run %.2fx); after warm-up %.2fx\n",
+	       strrchr(big[0], '/') + 1, big[1], nb, tb.seconds,
+	       tb.seconds / nb, *ratio);
+	return 0;
+}
+
+static int bench_compute(void)
+{
+	char *cs[] = { "build/targets/compute", "30", NULL };
+	char *cb[] = { "build/targets/compute", "40", NULL };
+	char *ls[] = { "build/targets/libc_heavy_dyn", "40", "4194304", NULL };
+	char *lb[] = { "build/targets/libc_heavy_dyn", "400", "4194304", NULL };
+	static char *progs[][3] = {
+		{ "build/targets/compute", "16", NULL },
+		{ "build/targets/fast_mix", NULL },
+		{ "build/targets/qsort_dyn", NULL },
+	};
+	double a, b, worst;
+	size_t i;
+
+	if (warm_ratio(cs, cb, &a) < 0 || warm_ratio(ls, lb, &b) < 0)
+		return -1;
+	worst = a > b ? a : b;
+	printf("  traced / untraced after warm-up: at most %.2fx (goal <= 3x): %s\n",
+	       worst, verdict(worst <= 3));
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct result f, r;
+		double n = run_cmd(progs[i]);
+
+		if (n < 0 || traced(progs[i], BT_SOFT_FAST, 0, &f) < 0 ||
+		    traced(progs[i], BT_SOFT_RECORD, 0, &r) < 0)
+			return -1;
+		printf("%-16s whole run (start-up included): untraced %.4f s, fast %.3f s, record %.3f s (%.3f stops/branch)\n",
+		       strrchr(progs[i][0], '/') + 1, n, f.seconds, r.seconds,
+		       per_branch(&r));
+	}
+	return 0;
+}
+
+static int bench_depth(void)
+{
+	char *prog[] = { "build/targets/compute", "34", NULL };
+	char *py[] = { "python3", "-c", "print(1)", NULL };
+	struct result f, r, p;
+	double ratio, density;
+
+	if (traced(prog, BT_SOFT_FAST, 1u << 20, &f) < 0 ||
+	    traced(prog, BT_SOFT_RECORD, 1u << 20, &r) < 0 ||
+	    traced(py, BT_SOFT_RECORD, 64u << 20, &p) < 0)
+		return -1;
+	ratio = (double)r.kept / (f.kept ? f.kept : 1);
+	density = p.stats.branches ? (double)p.stats.ring_bytes / p.stats.branches : 0;
+	printf("1 MiB ring, compute 34: fast keeps %zu branches, record %zu: %.1fx (goal >= 8x): %s\n",
+	       f.kept, r.kept, ratio, verdict(ratio >= 8));
+	printf("record ring, python3 -c 'print(1)': %.2f bytes per taken branch (goal <= 4): %s\n",
+	       density, verdict(density <= 4));
+	return 0;
+}
+
+int main(void)
+{
+	personality(ADDR_NO_RANDOMIZE);
+	if (bench_python() < 0 || bench_compute() < 0 || bench_depth() < 0)
+		return 1;
+	return 0;
+}

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recorder's translator: blocks are classified as the recorder needs
+ * them, and translated code runs here, in this process, with %gs at a
+ * control block of its own: it computes what the original computes, keeps
+ * the flags, records each outcome in the ring, and finds indirect targets
+ * through the lookup tables.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <asm/prctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "btrace/error.h"
+#include "rec_ring.h"
+#include "rec_xlate.h"
+
+#define BASE 0x400000ull	/* where the "original" code claims to be */
+
+struct code {
+	const uint8_t *bytes;
+	size_t len;
+};
+
+/* A page of code at BASE: @c's bytes, then zeros. */
+static int read_code(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct code *c = ctx;
+	uint8_t page[4096] = { 0 };
+
+	if (addr < BASE || addr + len > BASE + sizeof(page))
+		return -1;
+	memcpy(page, c->bytes, c->len);
+	memcpy(buf, page + (addr - BASE), len);
+	return 0;
+}
+
+static void decode(const uint8_t *bytes, size_t len, struct rb *b)
+{
+	struct code c = { bytes, len };
+	struct rx *x;
+
+	assert_int_equal(rx_alloc(&x), 0);
+	assert_int_equal(rx_block_decode(x, BASE, read_code, NULL, &c, b), 0);
+	rx_free(x);
+}
+
+static void block_classify(void **state)
+{
+	static const struct {
+		uint8_t bytes[16];
+		size_t len;
+		int term;
+		uint32_t ninsn;
+		uint64_t target;
+	} cases[] = {
+		/* mov %rcx,%rax; je +5 */
+		{ { 0x48, 0x89, 0xc8, 0x74, 0x05 }, 5, RB_COND, 2, BASE + 10 },
+		{ { 0xff, 0xe0 }, 2, RB_IJUMP, 1, 0 },			/* jmp *%rax */
+		/* jmp *0x10(%rip): rip-relative is not a direct target */
+		{ { 0xff, 0x25, 0x10, 0, 0, 0 }, 6, RB_IJUMP, 1, 0 },
+		{ { 0xe8, 0x0b, 0, 0, 0 }, 5, RB_CALL, 1, BASE + 16 },
+		{ { 0xff, 0x15, 0, 0, 0, 0 }, 6, RB_ICALL, 1, 0 },	/* call *(%rip) */
+		{ { 0x90, 0xc3 }, 2, RB_RET, 2, 0 },
+		{ { 0xe9, 0, 0, 0, 0 }, 5, RB_JUMP, 1, BASE + 5 },
+		{ { 0x0f, 0x05 }, 2, RB_SYSCALL, 1, 0 },
+		{ { 0x90, 0xcc }, 2, RB_LEAVE, 1, 0 },			/* int3 */
+		/* mov %gs:0,%rax: the recorder's own segment */
+		{ { 0x65, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0 }, 9, RB_LEAVE, 0, 0 },
+		{ { 0x0f, 0x0b }, 2, RB_LEAVE, 0, 0 },			/* ud2 */
+		{ { 0xe3, 0x02 }, 2, RB_COND, 1, BASE + 4 },		/* jrcxz */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rb b;
+
+		decode(cases[i].bytes, cases[i].len, &b);
+		assert_int_equal(b.term, cases[i].term);
+		assert_int_equal(b.ninsn, cases[i].ninsn);
+		if (cases[i].target)
+			assert_int_equal(b.target, cases[i].target);
+		rb_release(&b);
+	}
+	(void)state;
+}
+
+/* ---- running translations here ---------------------------------------- */
+
+#define RING 4096
+
+struct rig {
+	uint8_t *mem;		/* executable scratch */
+	uint64_t *tcb;
+	uint8_t *ring;		/* [ring, ring + RING), tcb right after */
+	uint64_t *tables;
+	uint64_t land[2];	/* "translations" that return 1 / 2 in eax */
+	uint64_t ibl, probe;
+	uint64_t orig_land[2];	/* original addresses standing for them */
+	size_t used;
+};
+
+static struct rig rig;
+
+static uint64_t rig_link(void *ctx, uint64_t orig, uint64_t from)
+{
+	if (orig == rig.orig_land[0])
+		return rig.land[0];
+	if (orig == rig.orig_land[1])
+		return rig.land[1];
+	return 0;
+}
+
+static int rig_setup(void **state)
+{
+	static const uint8_t ret1[] = { 0xb8, 1, 0, 0, 0, 0xc3 };
+	static const uint8_t ret2[] = { 0xb8, 2, 0, 0, 0, 0xc3 };
+	struct rx_emit e;
+
+	/* within reach of BASE: rip-relative operands are re-based */
+	rig.mem = mmap((void *)0x20000000, 1 << 20,
+		       PROT_READ | PROT_WRITE | PROT_EXEC,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	rig.ring = mmap(NULL, RING + TCB_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	rig.tables = mmap(NULL, 2 * RX_TABLE_BYTES, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rig.mem == MAP_FAILED || rig.ring == MAP_FAILED ||
+	    rig.tables == MAP_FAILED)
+		return -1;
+	rig.tcb = (uint64_t *)(rig.ring + RING);
+	memcpy(rig.mem, ret1, sizeof(ret1));
+	memcpy(rig.mem + 16, ret2, sizeof(ret2));
+	rig.land[0] = (uint64_t)rig.mem;
+	rig.land[1] = (uint64_t)rig.mem + 16;
+	rig.orig_land[0] = 0x500000;
+	rig.orig_land[1] = 0x600000;
+	memset(&e, 0, sizeof(e));
+	e.buf = rig.mem + 64;
+	e.cap = 4096;
+	e.base = (uint64_t)e.buf;
+	if (rx_emit_ibl(&e, &rig.probe) < 0)
+		return -1;
+	rig.ibl = e.base;
+	free(e.pts);
+	rig.used = 64 + e.len;
+	*state = &rig;
+	return 0;
+}
+
+static int rig_teardown(void **state)
+{
+	munmap(rig.mem, 1 << 20);
+	munmap(rig.ring, RING + TCB_SIZE);
+	munmap(rig.tables, 2 * RX_TABLE_BYTES);
+	(void)state;
+	return 0;
+}
+
+static void rig_reset(void)
+{
+	memset(rig.ring, 0, RING + TCB_SIZE);
+	rig.tcb[TCB_HEAD / 8] = (uint64_t)rig.tcb;
+	rig.tcb[TCB_TABLE1 / 8] = (uint64_t)rig.tables;
+	rig.tcb[TCB_TABLE2 / 8] = (uint64_t)rig.tables + RX_TABLE_BYTES;
+}
+
+/* Translate @bytes (claiming to be at @orig) into the rig; its address. */
+static uint64_t rig_translate(const uint8_t *bytes, size_t len, uint64_t orig)
+{
+	struct code c = { bytes, len };
+	struct rx_emit e;
+	struct rx *x;
+	struct rb b;
+	uint64_t at;
+
+	assert_int_equal(rx_alloc(&x), 0);
+	assert_true(orig == BASE);
+	assert_int_equal(rx_block_decode(x, BASE, read_code, NULL, &c, &b), 0);
+	memset(&e, 0, sizeof(e));
+	e.buf = rig.mem + rig.used;
+	e.cap = 4096;
+	e.base = (uint64_t)e.buf;
+	e.ibl = rig.ibl;
+	e.link = rig_link;
+	assert_int_equal(rx_translate(x, &b, &e), 0);
+	at = e.base;
+	rig.used += (e.len + 15) & ~15ul;
+	free(e.pts);
+	rb_release(&b);
+	rx_free(x);
+	return at;
+}
+
+/*
+ * Call translated code at @fn with @arg in rdi, %gs at the rig's control
+ * block; the flags it returned with in *@flags, rdx in *@rdx.
+ */
+static uint64_t rig_call2(uint64_t fn, uint64_t arg, uint64_t *flags,
+			  uint64_t *rdx)
+{
+	uint64_t ret, fl, d = 0;
+
+	syscall(SYS_arch_prctl, ARCH_SET_GS, (unsigned long)rig.tcb);
+	__asm__ volatile("call *%[fn]\n\t"
+			 "pushfq\n\t"
+			 "popq %[fl]"
+			 : "=a"(ret), [fl] "=r"(fl), "+D"(arg), "+d"(d)
+			 : [fn] "r"(fn)
+			 : "rcx", "rsi", "r8", "r9", "r10", "r11", "memory",
+			   "cc");
+	syscall(SYS_arch_prctl, ARCH_SET_GS, 0ul);
+	*flags = fl;
+	*rdx = d;
+	return ret;
+}
+
+static uint64_t rig_call(uint64_t fn, uint64_t arg, uint64_t *flags)
+{
+	uint64_t rdx;
+
+	return rig_call2(fn, arg, flags, &rdx);
+}
+
+static const uint8_t *ring_head(void)
+{
+	return (const uint8_t *)rig.tcb[TCB_HEAD / 8];
+}
+
+/*
+ * cmp $5,%rdi; jl <0x600000>; (fall-through to 0x500000 is out of the
+ * block: the landing pads stand for both sides).  The landing pads return
+ * 1 (fall-through) or 2 (taken) and leave the flags as the cmp set them:
+ * the record stub in between must not change them.
+ */
+static void cond_records(void **state)
+{
+	uint8_t code[16] = { 0x48, 0x83, 0xff, 0x05,	/* cmp $5,%rdi */
+			     0x0f, 0x8c };		/* jl rel32 */
+	uint64_t fn, flags;
+	int32_t rel = (int32_t)(0x600000 - (BASE + 10));
+
+	memcpy(code + 6, &rel, 4);
+	/* the fall-through must be 0x500000: claim a block that ends there */
+	rig.orig_land[0] = BASE + 10;
+	fn = rig_translate(code, 10, BASE);
+
+	rig_reset();
+	assert_int_equal(rig_call(fn, 3, &flags) & 0xff, 2);	/* 3 < 5: taken */
+	assert_true(flags & 0x80);			/* SF from cmp */
+	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb - 1);
+	assert_int_equal(ring_head()[0], REC_T);
+
+	assert_int_equal(rig_call(fn, 9, &flags) & 0xff, 1);	/* not taken */
+	assert_false(flags & 0x80);
+	assert_false(flags & 0x40);			/* ZF clear: 9 != 5 */
+	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb - 2);
+	assert_int_equal(ring_head()[0], REC_N);
+	assert_int_equal(ring_head()[1], REC_T);	/* older above */
+	rig.orig_land[0] = 0x500000;
+	(void)state;
+}
+
+/* lea 0x100(%rip),%rdx; jmp: a copy elsewhere still yields the original. */
+static void rip_relative(void **state)
+{
+	uint8_t code[12] = { 0x48, 0x8d, 0x15, 0x00, 0x01, 0, 0, 0xe9 };
+	int32_t rel = (int32_t)(0x500000 - (BASE + 12));
+	uint64_t fn, flags, rdx;
+
+	memcpy(code + 8, &rel, 4);
+	fn = rig_translate(code, sizeof(code), BASE);
+	rig_reset();
+	assert_int_equal(rig_call2(fn, 0, &flags, &rdx) & 0xff, 1);
+	assert_int_equal(rdx, BASE + 7 + 0x100);
+	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb);  /* nothing */
+	(void)state;
+}
+
+/* The same copied out of reach of what it addresses: refused. */
+static void rip_out_of_reach(void **state)
+{
+	static const uint8_t code[] = { 0x48, 0x8d, 0x15, 0x00, 0x01, 0, 0,
+					0xc3 };
+	struct code c = { code, sizeof(code) };
+	uint8_t buf[256];
+	struct rx_emit e;
+	struct rx *x;
+	struct rb b;
+
+	assert_int_equal(rx_alloc(&x), 0);
+	assert_int_equal(rx_block_decode(x, BASE, read_code, NULL, &c, &b), 0);
+	memset(&e, 0, sizeof(e));
+	e.buf = buf;
+	e.cap = sizeof(buf);
+	e.base = BASE + (3ull << 30);
+	assert_int_equal(rx_translate(x, &b, &e), -bte_nosys);
+	assert_int_equal(e.len, 0);
+	free(e.pts);
+	rb_release(&b);
+	rx_free(x);
+	(void)state;
+}
+
+/*
+ * jmp *%rdi to 0x500000: recorded as REC_IND with the target, found in
+ * table 1 (bits 0-15) or table 2 (bits 8-23), flags untouched.
+ */
+static void indirect_lookup(void **state)
+{
+	static const uint8_t code[] = { 0xff, 0xe7 };	/* jmp *%rdi */
+	uint64_t fn, flags, t, target = 0x500000;
+	int w;
+
+	fn = rig_translate(code, sizeof(code), BASE);
+	for (w = 0; w < 2; w++) {
+		size_t i = w == 0 ? (target & 0xffff) : ((target >> 8) & 0xffff);
+		uint64_t *entry = rig.tables + w * (RX_TABLE_BYTES / 8) + i * 2;
+
+		memset(rig.tables, 0, 2 * RX_TABLE_BYTES);
+		entry[0] = target;
+		entry[1] = rig.land[0];
+		rig_reset();
+		assert_int_equal(rig_call(fn, target, &flags) & 0xff, 1);
+		assert_int_equal(ring_head(), (const uint8_t *)rig.tcb - REC_ADDR_LEN);
+		assert_int_equal(ring_head()[0], REC_IND);
+		memcpy(&t, ring_head() + 1, 8);
+		assert_int_equal(t, target);
+	}
+	(void)state;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(block_classify),
+		cmocka_unit_test(cond_records),
+		cmocka_unit_test(rip_relative),
+		cmocka_unit_test(rip_out_of_reach),
+		cmocka_unit_test(indirect_lookup),
+	};
+
+	return cmocka_run_group_tests(tests, rig_setup, rig_teardown);
+}
