@@ -38,6 +38,7 @@
 #define WALK_MAX	100000		/* blocks walked without a record */
 #define STEP_MAX	256		/* steps to reach a safe point */
 #define NEAR		(1ll << 31)
+#define SPAN_MAX	64
 /*
  * Tables and rings go far below where the kernel puts the program's own
  * mappings (top down from below the stack), so that they do not move
@@ -69,6 +70,7 @@ struct rthread {
 	uint64_t prev_low;		/* where that pass ended, 0: none */
 	uint64_t drained;		/* bytes decoded so far */
 	uint64_t wpc;			/* where decoding stands, 0: unknown */
+	uint64_t gone_start, gone_end;	/* code its last syscall may take away */
 };
 
 #define CODE_PAGES 256
@@ -102,6 +104,8 @@ struct bt_rec {
 	uint64_t translated;
 	uint64_t version;
 	unsigned evict;
+	uint64_t span_lo[SPAN_MAX], span_hi[SPAN_MAX];	/* code translated */
+	size_t nspan;
 	struct rthread *rt;
 	size_t nrt, rtcap;
 	uint64_t n_direct, n_ibl, n_ibl_full, n_leave, n_wrap, n_enter, n_safe;
@@ -628,6 +632,39 @@ static int table_insert(struct bt_rec *r, struct bt_thread *th,
 
 /* ---- translating ------------------------------------------------------- */
 
+/* Code in [@lo, @hi) has translations: the spans, merged within 16 MiB. */
+static void span_add(struct bt_rec *r, uint64_t lo, uint64_t hi)
+{
+	size_t i;
+
+	for (i = 0; i < r->nspan; i++)
+		if (lo < r->span_hi[i] + (16u << 20) &&
+		    hi + (16u << 20) > r->span_lo[i]) {
+			if (lo < r->span_lo[i])
+				r->span_lo[i] = lo;
+			if (hi > r->span_hi[i])
+				r->span_hi[i] = hi;
+			return;
+		}
+	if (r->nspan == SPAN_MAX) {	/* one span for all, then */
+		r->span_lo[0] = 0;
+		r->span_hi[0] = ~0ull;
+		return;
+	}
+	r->span_lo[r->nspan] = lo;
+	r->span_hi[r->nspan++] = hi;
+}
+
+static int span_overlaps(const struct bt_rec *r, uint64_t lo, uint64_t hi)
+{
+	size_t i;
+
+	for (i = 0; i < r->nspan; i++)
+		if (lo < r->span_hi[i] && hi > r->span_lo[i])
+			return 1;
+	return 0;
+}
+
 /* Translate the one block @b; 0, or < 0 (then it stays untranslated). */
 static int translate_one(struct bt_rec *r, struct bt_thread *th,
 			 struct rb *b)
@@ -647,8 +684,10 @@ static int translate_one(struct bt_rec *r, struct bt_thread *th,
 			b->trans = 0;
 	}
 	free(e.pts);
-	if (ret == 0)
+	if (ret == 0) {
 		r->translated++;
+		span_add(r, b->start, b->next + 1);
+	}
 	return ret;
 }
 
@@ -685,11 +724,11 @@ static void link_batch(struct bt_rec *r, size_t *mark)
 			struct rx_point *p = &z->pts[i];
 			const struct rb *b;
 
-			if (p->kind != PT_EXIT_DIRECT || !p->aux)
+			if (p->kind != PT_EXIT_DIRECT || (p->mask & RX_LINKED))
 				continue;
 			b = block_find(r, p->orig);
 			if (b && b->trans && link_patch(r, z, p->aux, b->trans) == 0)
-				p->aux = 0;	/* linked: the int3 is dead */
+				p->mask |= RX_LINKED;	/* the int3 is dead */
 		}
 	}
 }
@@ -767,6 +806,107 @@ static int translate(struct bt_rec *r, struct bt_thread *th, uint64_t a,
 	link_batch(r, mark);
 	*trans = first->trans;
 	return zones_flush(r);
+}
+
+/* ---- code that goes away ---------------------------------------------- */
+
+static int gone(const struct bt_rec *r, uint64_t orig, uint64_t lo,
+		uint64_t hi)
+{
+	const struct rb *b;
+
+	if (orig >= lo && orig < hi)
+		return 1;
+	b = block_find(r, orig);
+	return b && b->dead;
+}
+
+/*
+ * The code in [@lo, @hi) was unmapped, remapped or made writable: nothing
+ * may lead into its translations any more.  Links to them go back to
+ * their exits, lookup entries for them are cleared, their blocks are
+ * dropped (a thread inside one runs it to its end: what the program itself
+ * does with code it unmaps while running it).
+ */
+static void code_gone(struct bt_rec *r, uint64_t lo, uint64_t hi)
+{
+	static const uint64_t zero[2];
+	size_t i, zi;
+	int w;
+
+	if (!span_overlaps(r, lo - RB_MAX_BYTES, hi))
+		return;
+	for (i = 0; i < r->nbucket; i++) {
+		struct rb *b;
+
+		for (b = r->bucket[i]; b; b = b->hnext)
+			if (b->start < hi && b->next + 1 > lo)
+				b->dead = 1;
+	}
+	for (zi = 0; zi < r->nzone; zi++) {
+		struct zone *z = &r->zone[zi];
+
+		for (i = 0; i < z->npts; i++) {
+			struct rx_point *p = &z->pts[i];
+			int32_t rel = 0;
+
+			if (p->kind == PT_EXIT_DIRECT && (p->mask & RX_LINKED) &&
+			    gone(r, p->orig, lo, hi) &&
+			    code_write(r, p->aux, &rel, 4) == 0)
+				p->mask &= ~RX_LINKED;
+		}
+	}
+	for (w = 0; w < 2; w++)
+		for (i = 0; i < RX_TABLE_ENTRIES; i++) {
+			uint64_t o = r->tab_orig[w][i];
+
+			if (o && gone(r, o, lo, hi) &&
+			    mem_write(r, r->tables + (uint64_t)w * RX_TABLE_BYTES +
+						 i * 16, zero, 8) == 0)
+				r->tab_orig[w][i] = 0;
+		}
+	for (i = 0; i < r->nbucket; i++) {
+		struct rb **pp = &r->bucket[i];
+
+		while (*pp) {
+			struct rb *b = *pp;
+
+			if (!b->dead) {
+				pp = &b->hnext;
+				continue;
+			}
+			*pp = b->hnext;
+			rb_release(b);
+			free(b);
+			r->nblocks--;
+		}
+	}
+	for (i = 0; i < CODE_PAGES; i++)
+		if (r->pages[i].addr + 4096 > lo && r->pages[i].addr < hi)
+			r->pages[i].valid = 0;
+	r->host.maps_changed(r->t);
+}
+
+/* A syscall that may take code away is about to be stepped: note its range. */
+static void note_syscall(struct rthread *rt, const struct user_regs_struct *regs)
+{
+	uint64_t lo = regs->rdi & ~4095ull, len = regs->rsi;
+
+	switch (regs->rax) {
+	case SYS_mmap:
+		if (!(regs->r10 & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
+			return;	/* lands where nothing is */
+		break;
+	case SYS_mprotect:
+	case SYS_munmap:
+	case SYS_mremap:
+		break;
+	default:
+		return;
+	}
+	rt->gone_start = lo;
+	rt->gone_end = regs->rdi + len + 4095 < regs->rdi ? ~0ull :
+		       (regs->rdi + len + 4095) & ~4095ull;
 }
 
 /* ---- setting up --------------------------------------------------------- */
@@ -1215,6 +1355,10 @@ int bt_rec_enter(struct bt_rec *r, struct bt_thread *th,
 	rt = rt_get(r, th);
 	if (!rt)
 		return -bte_nomem;
+	if (rt->gone_end) {	/* its mmap, munmap, mprotect or mremap ran */
+		code_gone(r, rt->gone_start, rt->gone_end);
+		rt->gone_start = rt->gone_end = 0;
+	}
 	if (rt->slot < 0 && slot_take(r, th, rt) < 0)
 		return 0;
 	if ((int64_t)regs->orig_rax >= 0) {
@@ -1374,8 +1518,9 @@ static int exit_direct(struct bt_rec *r, struct rthread *rt,
 	}
 	/* translating may have moved the points: find it again */
 	p = point_kind(r, pt.trans, PT_EXIT_DIRECT);
-	if (p && p->aux && link_patch(r, zone_of(r, p->trans), p->aux, trans) == 0)
-		p->aux = 0;
+	if (p && !(p->mask & RX_LINKED) &&
+	    link_patch(r, zone_of(r, p->trans), p->aux, trans) == 0)
+		p->mask |= RX_LINKED;
 	zones_flush(r);	/* a far jump it may have made */
 	regs->rip = trans;
 	ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs);
@@ -1423,6 +1568,8 @@ static int exit_at(struct bt_rec *r, struct rthread *rt,
 			return exit_ibl(r, rt, regs, p[i]);
 		case PT_EXIT_LEAVE:
 			regs_restore(r, rt, regs, p[i].mask, p[i].orig);
+			if (p[i].mask & RM_RCX)	/* a syscall's exit */
+				note_syscall(rt, regs);
 			leave_at(r, rt, regs, p[i].orig);
 			return BT_REC_LEFT_STEP;
 		}

@@ -55,6 +55,8 @@ struct bt_rec_host {
 	/* ... or the history is not continuous before @to. */
 	void (*gap)(struct bt_target *t, struct bt_thread *th, uint64_t to,
 		    int reason);
+	/* The process's mappings of code may have changed. */
+	void (*maps_changed)(struct bt_target *t);
 };
 
 /* Returns 0 or -bte_nomem; bt_rec_free accepts NULL. */

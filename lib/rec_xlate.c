@@ -13,7 +13,6 @@
 #include "rec_ring.h"
 #include "rec_xlate.h"
 
-#define RB_MAX_BYTES 4096
 #define NEAR_LIMIT (1ll << 31)
 
 struct rx {
@@ -288,13 +287,9 @@ static int link(struct rx_emit *e, uint64_t orig)
 		put8(e, 0x90);
 	dest = e->link ? e->link(e->ctx, orig, here(e) + 5) : 0;
 	put8(e, 0xe9);
-	if (dest) {
-		put32(e, (uint32_t)(int32_t)(dest - (here(e) + 4)));
-		put8(e, 0xcc);	/* never reached */
-		return 0;
-	}
-	put32(e, 0);
-	ret = point(e, PT_EXIT_DIRECT, orig, here(e) - 4, 0);
+	/* linked or not, the exit is kept: the link may be undone */
+	put32(e, dest ? (uint32_t)(int32_t)(dest - (here(e) + 4)) : 0);
+	ret = point(e, PT_EXIT_DIRECT, orig, here(e) - 4, dest ? RX_LINKED : 0);
 	if (ret < 0)
 		return ret;
 	put8(e, 0xcc);
@@ -538,6 +533,7 @@ static const uint16_t leave_syscalls[] = {
 	59, 322,	/* execve, execveat */
 	60, 231,	/* exit, exit_group */
 	158,	/* arch_prctl: the gs base is ours */
+	9, 10, 11, 25,	/* mmap, mprotect, munmap, mremap: code may go */
 };
 
 static int emit_syscall(const struct rb *b, struct rx_emit *e)

@@ -62,6 +62,7 @@ enum rb_term {
 };
 
 #define RB_MAX_INSN 256
+#define RB_MAX_BYTES 4096
 
 /* A decoded block.  For RB_LEAVE, end == next: the instruction at end
  * is not part of it; ninsn counts what runs translated. */
@@ -76,6 +77,7 @@ struct rb {
 	uint8_t *bytes;		/* [start, next) as decoded */
 	uint16_t *off;		/* instruction offsets, ninsn of them */
 	uint64_t trans;		/* its translation, 0: none yet */
+	int dead;		/* its code went away (rec.c's invalidation) */
 	struct rb *hnext;
 };
 
@@ -110,6 +112,9 @@ enum rx_point_kind {
 	PT_EXIT_IBL,	/* int3: lookup missed, target in rdx; aux: probe */
 	PT_EXIT_LEAVE,	/* int3: leave the translation at orig */
 };
+
+/* PT_EXIT_DIRECT's mask: its jump goes to the translation now. */
+#define RX_LINKED	0x80
 
 /* Registers the generated code borrowed at a point (restore from TCB). */
 #define RM_RAX		1

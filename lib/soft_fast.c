@@ -1685,6 +1685,11 @@ static void rec_lost(struct bt_target *t, struct bt_thread *th, uint64_t to,
 	rec_gap(t, th, 0, to, reason);
 }
 
+static void rec_maps_changed(struct bt_target *t)
+{
+	fast_of(t)->maps_stale = 1;
+}
+
 static const struct bt_rec_host rec_host = {
 	.translatable = rec_translatable,
 	.stop_at = rec_stop_at,
@@ -1693,6 +1698,7 @@ static const struct bt_rec_host rec_host = {
 	.insns = rec_insns,
 	.branch = rec_branch,
 	.gap = rec_lost,
+	.maps_changed = rec_maps_changed,
 };
 
 /*
