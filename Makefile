@@ -102,7 +102,7 @@ $(BUILD)/tools/%: tests/tools/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) | deps
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
 
-$(BUILD)/bench/%: bench/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) | deps
+$(BUILD)/bench/%: bench/%.c bench/bench.h $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) | deps
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
 

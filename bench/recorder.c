@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "btrace/btrace.h"
 
 struct result {
@@ -30,14 +31,6 @@ struct result {
 	struct bt_stats stats;
 	size_t kept;		/* branches in the stopped thread's capture */
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static size_t kept_of(struct bt_target *t, pid_t tid)
 {
@@ -59,7 +52,7 @@ static int traced(char **argv, int mode, size_t ring, struct result *r)
 	struct bt_target_opts o;
 	struct bt_target *t;
 	struct bt_stop stop;
-	double t0 = now();
+	double t0 = bench_now();
 	int ret, ws, fd, saved = dup(1);
 
 	memset(&o, 0, sizeof(o));
@@ -86,37 +79,8 @@ static int traced(char **argv, int mode, size_t ring, struct result *r)
 	bt_target_stats(t, &r->stats);
 	bt_target_finish(t, &ws);
 	bt_target_free(t);
-	r->seconds = now() - t0;
+	r->seconds = bench_now() - t0;
 	return ret < 0 ? -1 : 0;
-}
-
-/* Run a command with output to /dev/null; wall seconds, or -1. */
-static double run_cmd(char **argv)
-{
-	double t0 = now();
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int fd = open("/dev/null", O_RDWR);
-
-		dup2(fd, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) == 127)
-		return -1;
-	return now() - t0;
-}
-
-static const char *verdict(int ok)
-{
-	return ok ? "goal met" : "goal NOT met";
 }
 
 static double per_branch(const struct result *r)
@@ -128,7 +92,7 @@ static int bench_python(void)
 {
 	char *prog[] = { "python3", "-c", "print(1)", NULL };
 	struct result f, r;
-	double n = run_cmd(prog);
+	double n = bench_run_cmd(prog);
 
 	if (n < 0) {
 		printf("python3: not found, skipped\n");
@@ -140,11 +104,11 @@ static int bench_python(void)
 	printf("python3 -c 'print(1)': untraced %.3f s, fast %.2f s (%.2f stops/branch), record %.2f s (%.3f stops/branch)\n",
 	       n, f.seconds, per_branch(&f), r.seconds, per_branch(&r));
 	printf("  fast / record: %.1fx (goal >= 30x): %s\n", f.seconds / r.seconds,
-	       verdict(f.seconds / r.seconds >= 30));
+	       bench_verdict(f.seconds / r.seconds >= 30));
 	printf("  record: %.2f s (goal < 3 s): %s\n", r.seconds,
-	       verdict(r.seconds < 3));
+	       bench_verdict(r.seconds < 3));
 	printf("  record stops per taken branch: %.4f (goal <= 0.02): %s\n",
-	       per_branch(&r), verdict(per_branch(&r) <= 0.02));
+	       per_branch(&r), bench_verdict(per_branch(&r) <= 0.02));
 	return 0;
 }
 
@@ -157,8 +121,8 @@ static int warm_ratio(char **small, char **big, double *ratio)
 	struct result ts, tb;
 	double ns, nb;
 
-	ns = run_cmd(small);
-	nb = run_cmd(big);
+	ns = bench_run_cmd(small);
+	nb = bench_run_cmd(big);
 	if (ns < 0 || nb < 0 || traced(small, BT_SOFT_RECORD, 0, &ts) < 0 ||
 	    traced(big, BT_SOFT_RECORD, 0, &tb) < 0)
 		return -1;
@@ -187,10 +151,10 @@ static int bench_compute(void)
 		return -1;
 	worst = a > b ? a : b;
 	printf("  traced / untraced after warm-up: at most %.2fx (goal <= 3x): %s\n",
-	       worst, verdict(worst <= 3));
+	       worst, bench_verdict(worst <= 3));
 	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
 		struct result f, r;
-		double n = run_cmd(progs[i]);
+		double n = bench_run_cmd(progs[i]);
 
 		if (n < 0 || traced(progs[i], BT_SOFT_FAST, 0, &f) < 0 ||
 		    traced(progs[i], BT_SOFT_RECORD, 0, &r) < 0)
@@ -216,9 +180,9 @@ static int bench_depth(void)
 	ratio = (double)r.kept / (f.kept ? f.kept : 1);
 	density = p.stats.branches ? (double)p.stats.ring_bytes / p.stats.branches : 0;
 	printf("1 MiB ring, compute 34: fast keeps %zu branches, record %zu: %.1fx (goal >= 8x): %s\n",
-	       f.kept, r.kept, ratio, verdict(ratio >= 8));
+	       f.kept, r.kept, ratio, bench_verdict(ratio >= 8));
 	printf("record ring, python3 -c 'print(1)': %.2f bytes per taken branch (goal <= 4): %s\n",
-	       density, verdict(density <= 4));
+	       density, bench_verdict(density <= 4));
 	return 0;
 }
 

@@ -20,20 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "btrace/btrace.h"
 
 struct result {
 	double seconds;
 	struct bt_stats stats;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Trace @argv to its end; 0 or -1. */
 static int traced(char **argv, int mode, const char *const *only,
@@ -42,7 +35,7 @@ static int traced(char **argv, int mode, const char *const *only,
 	struct bt_target_opts o;
 	struct bt_target *t;
 	struct bt_stop stop;
-	double t0 = now();
+	double t0 = bench_now();
 	int ret, ws;
 
 	memset(&o, 0, sizeof(o));
@@ -64,37 +57,8 @@ static int traced(char **argv, int mode, const char *const *only,
 	bt_target_stats(t, &r->stats);
 	bt_target_finish(t, &ws);
 	bt_target_free(t);
-	r->seconds = now() - t0;
+	r->seconds = bench_now() - t0;
 	return ret < 0 ? -1 : 0;
-}
-
-/* Run a command with output to /dev/null; wall seconds, or -1. */
-static double run_cmd(char **argv)
-{
-	double t0 = now();
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int fd = open("/dev/null", O_RDWR);
-
-		dup2(fd, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) == 127)
-		return -1;
-	return now() - t0;
-}
-
-static const char *verdict(int ok)
-{
-	return ok ? "goal met" : "goal NOT met";
 }
 
 static int bench_modes(void)
@@ -127,9 +91,9 @@ static int bench_modes(void)
 			worst_fast = fs;
 	}
 	printf("ptrace stops per taken branch, fast: at most %.2f (goal <= 1.0): %s\n",
-	       worst_fast, verdict(worst_fast <= 1.0));
+	       worst_fast, bench_verdict(worst_fast <= 1.0));
 	printf("single-step / fast wall time: at least %.1fx (goal >= 4x): %s\n",
-	       worst_ratio, verdict(worst_ratio >= 4));
+	       worst_ratio, bench_verdict(worst_ratio >= 4));
 	return 0;
 }
 
@@ -144,7 +108,7 @@ static int bench_gdb(void)
 	struct result f;
 	double g;
 
-	g = run_cmd(gdb);
+	g = bench_run_cmd(gdb);
 	if (g < 0) {
 		printf("gdb record full: gdb not found, skipped\n");
 		return 0;
@@ -152,7 +116,7 @@ static int bench_gdb(void)
 	if (traced(prog, BT_SOFT_FAST, NULL, "main", &f) < 0)
 		return -1;
 	printf("compute 18 from main: gdb record full %.3f s, btrace fast %.3f s: %.1fx (goal >= 20x): %s\n",
-	       g, f.seconds, g / f.seconds, verdict(g / f.seconds >= 20));
+	       g, f.seconds, g / f.seconds, bench_verdict(g / f.seconds >= 20));
 	return 0;
 }
 
@@ -163,11 +127,11 @@ static int bench_only(void)
 	struct result f;
 	double n;
 
-	n = run_cmd(prog);
+	n = bench_run_cmd(prog);
 	if (n < 0 || traced(prog, BT_SOFT_FAST, only, NULL, &f) < 0)
 		return -1;
 	printf("libc_heavy_dyn, --only the executable: %.3f s, untraced %.3f s: %.2fx (goal <= 2x): %s (%llu stops)\n",
-	       f.seconds, n, f.seconds / n, verdict(f.seconds / n <= 2),
+	       f.seconds, n, f.seconds / n, bench_verdict(f.seconds / n <= 2),
 	       (unsigned long long)f.stats.stops);
 	return 0;
 }

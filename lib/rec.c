@@ -108,7 +108,6 @@ struct bt_rec {
 	size_t nspan;
 	struct rthread *rt;
 	size_t nrt, rtcap;
-	uint64_t n_direct, n_ibl, n_ibl_full, n_leave, n_wrap, n_enter, n_safe;
 	struct code_page *pages;	/* CODE_PAGES of them */
 	uint8_t *ringbuf;		/* a copy of a ring, for decoding */
 	uint8_t *emitbuf;
@@ -1397,14 +1396,6 @@ int bt_rec_enter(struct bt_rec *r, struct bt_thread *th,
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, regs) < 0)
 		return bt_fail(bte_ptrace, errno, "ptrace(SETREGS, %d)", th->tid);
 	rt->in = 1;
-	r->n_enter++;
-	if (getenv("BTRACE_RECDBG") && atoi(getenv("BTRACE_RECDBG")) > 1) {
-		struct user_regs_struct chk;
-		uint64_t tcbv[7];
-		ptrace(PTRACE_GETREGS, th->tid, 0, &chk);
-		mem_read(r, rt->tcb, tcbv, sizeof(tcbv));
-		fprintf(stderr, "enter %d pc %llx trans %llx gs %llx tcb %llx head %llx t1 %llx\n", th->tid, (unsigned long long)pc, (unsigned long long)trans, (unsigned long long)chk.gs_base, (unsigned long long)rt->tcb, (unsigned long long)tcbv[0], (unsigned long long)tcbv[5]);
-	}
 	return 1;
 }
 
@@ -1456,8 +1447,6 @@ static int safe_point(struct bt_rec *r, struct rthread *rt,
 static void leave_at(struct bt_rec *r, struct rthread *rt,
 		     struct user_regs_struct *regs, uint64_t orig)
 {
-	if (getenv("BTRACE_RECDBG") && atoi(getenv("BTRACE_RECDBG")) > 1) fprintf(stderr, "leave %d at %llx\n", rt->th->tid, (unsigned long long)orig);
-	r->n_leave++;
 	drain(r, rt, orig);
 	rt->wpc = 0;
 	regs->rip = orig;
@@ -1478,7 +1467,6 @@ static int wrap_fault(struct bt_rec *r, struct rthread *rt,
 	if (!p || head_read(r, rt, &head) < 0)
 		return 0;
 	len = head - regs->rcx;
-	r->n_wrap++;
 	ring_wrap(rt, head);
 	regs->rcx = rt->top - len;
 	if (p->orig) {
@@ -1510,7 +1498,6 @@ static int exit_direct(struct bt_rec *r, struct rthread *rt,
 	struct rx_point *p;
 	uint64_t trans;
 
-	r->n_direct++;
 	if (!r->host.translatable(r->t, pt.orig) ||
 	    translate(r, rt->th, pt.orig, &trans) < 0) {
 		leave_at(r, rt, regs, pt.orig);
@@ -1532,8 +1519,6 @@ static int exit_ibl(struct bt_rec *r, struct rthread *rt,
 		    struct user_regs_struct *regs, struct rx_point pt)
 {
 	const struct rx_point *p = &pt;
-
-	r->n_ibl++;
 	uint64_t target = regs->rdx, trans;
 
 	if (!r->host.translatable(r->t, target) ||
@@ -1545,7 +1530,6 @@ static int exit_ibl(struct bt_rec *r, struct rthread *rt,
 	if (table_insert(r, rt->th, target, trans, 1)) {
 		regs->rip = p->aux;	/* the retry finds it */
 	} else {
-		r->n_ibl_full++;
 		regs_restore(r, rt, regs, p->mask, 0);
 		regs->rip = trans;
 	}
@@ -1589,7 +1573,6 @@ int bt_rec_trap(struct bt_rec *r, struct bt_thread *th, const siginfo_t *si)
 	r->trapping = 1;
 	v = exit_at(r, rt, &regs, regs.rip - 1);
 	r->trapping = 0;
-	if (getenv("BTRACE_RECDBG") && atoi(getenv("BTRACE_RECDBG")) > 1) fprintf(stderr, "trap %d at %llx -> %d rip %llx\n", th->tid, (unsigned long long)regs.rip, v, (unsigned long long)regs.rip);
 	return v;
 }
 
@@ -1609,7 +1592,6 @@ void bt_rec_leave(struct bt_rec *r, struct bt_thread *th)
 			goto dead;
 		if (safe_point(r, rt, &regs, &orig))
 			break;
-		r->n_safe++;
 		sig = bt_thread_step(r->t, th, &si);
 		if (sig < 0)
 			goto dead;
@@ -1724,9 +1706,6 @@ void bt_rec_free(struct bt_rec *r)
 
 	if (!r)
 		return;
-	if (getenv("BTRACE_RECDBG"))
-		fprintf(stderr, "rec: blocks %llu direct %llu ibl %llu full %llu leave %llu wrap %llu enter %llu safe-steps %llu\n",
-			(unsigned long long)r->translated, (unsigned long long)r->n_direct, (unsigned long long)r->n_ibl, (unsigned long long)r->n_ibl_full, (unsigned long long)r->n_leave, (unsigned long long)r->n_wrap, (unsigned long long)r->n_enter, (unsigned long long)r->n_safe);
 	if (r->bucket)
 		blocks_clear(r);
 	free(r->bucket);

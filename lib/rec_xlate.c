@@ -296,25 +296,35 @@ static int link(struct rx_emit *e, uint64_t orig)
 	return 0;
 }
 
+/*
+ * The start of a ring record of @size bytes: rcx (saved) = head - @size,
+ * and the point of the store that follows, its first byte first, which
+ * faults on the guard page when the record does not fit (rec_ring.h).
+ * @branch: the branch it records (a place to decode from), 0 for a target.
+ */
+static int record_begin(struct rx_emit *e, int8_t size, uint64_t branch)
+{
+	gs_mov(e, 0, R_CX, TCB_RCX);
+	gs_mov(e, 1, R_CX, TCB_HEAD);
+	put(e, "\x48\x8d\x49", 3);	/* lea -size(%rcx),%rcx */
+	put8(e, (uint8_t)-size);
+	return point(e, PT_STORE, branch, 0, 0);
+}
+
 /* Record a conditional's outcome @tag for the branch at @branch. */
 static int record_cond(struct rx_emit *e, uint8_t tag, uint64_t branch)
 {
-	static const uint8_t lea[] = { 0x48, 0x8d, 0x49, 0xff };
 	int ret;
 
 	ret = grow(e, 60);
-	if (ret < 0)
-		return ret;
-	gs_mov(e, 0, R_CX, TCB_RCX);
-	gs_mov(e, 1, R_CX, TCB_HEAD);
-	put(e, lea, sizeof(lea));
-	ret = point(e, PT_STORE, branch, 0, 0);
+	if (ret == 0)
+		ret = record_begin(e, 1, branch);
 	if (ret < 0)
 		return ret;
 	put8(e, 0xc6);		/* movb $tag,(%rcx) */
 	put8(e, 0x01);
 	put8(e, tag);
-	gs_mov(e, 0, R_CX, TCB_HEAD);
+	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
 	gs_mov(e, 1, R_CX, TCB_RCX);
 	return 0;
 }
@@ -658,16 +668,13 @@ int rx_emit_ibl(struct rx_emit *e, uint64_t *probe)
 	ret = grow(e, 200);
 	if (ret < 0)
 		return ret;
-	gs_mov(e, 0, R_CX, TCB_RCX);
 	gs_mov(e, 0, R_AX, TCB_RAX);
-	gs_mov(e, 1, R_CX, TCB_HEAD);
-	put(e, "\x48\x8d\x49\xf7", 4);	/* lea -9(%rcx),%rcx */
-	if (point(e, PT_STORE, 0, 0, 0) < 0)
+	if (record_begin(e, REC_ADDR_LEN, 0) < 0)
 		return -bte_nomem;
 	put(e, "\xc6\x01", 2);		/* movb $REC_IND,(%rcx) */
 	put8(e, REC_IND);
 	put(e, "\x48\x89\x51\x01", 4);	/* mov %rdx,1(%rcx) */
-	gs_mov(e, 0, R_CX, TCB_HEAD);
+	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
 	*probe = here(e);
 	gs_mov(e, 0, R_DX, TCB_T);	/* bits 8-23 of the target: probe 2 */
 	gs_mov(e, 1, R_AX, TCB_TABLE1);

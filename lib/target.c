@@ -785,97 +785,11 @@ static int step_over(struct bt_target *t, struct bt_thread *th)
 	return ret < 0 ? ret : 0;
 }
 
-/* The SIGTRAP of a step of ours, not one the program sent (kill, raise). */
-static int own_trap(struct bt_thread *th, int sig)
-{
-	siginfo_t si;
-
-	return sig == SIGTRAP &&
-	       (ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) < 0 ||
-		si.si_code > 0);
-}
-
-int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
-		      uint64_t insn, long nr, const uint64_t args[6],
-		      int64_t *result)
-{
-	struct user_regs_struct saved, r;
-	uint64_t resend = 0;
-	int status, i, ret = 0, sig;
-	pid_t who;
-
-	if (th->interrupting)
-		return bt_fail(bte_busy, 0, "thread %d is being interrupted",
-			       th->tid);
-	ret = bt_thread_regs(th, &saved);
-	if (ret < 0)
-		return ret;
-	r = saved;
-	r.rip = insn;
-	r.rax = (uint64_t)nr;
-	r.orig_rax = (uint64_t)-1;
-	r.rdi = args[0];
-	r.rsi = args[1];
-	r.rdx = args[2];
-	r.r10 = args[3];
-	r.r8 = args[4];
-	r.r9 = args[5];
-	if (ptrace(PTRACE_SETREGS, th->tid, 0, &r) < 0)
-		return bt_fail(bte_ptrace, errno, "ptrace(SETREGS, %d)", th->tid);
-	/* Bounded: each round is a stop of this thread alone. */
-	for (i = 0; i < 64; i++) {
-		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0) {
-			ret = bt_fail(bte_exited, errno, "ptrace(SINGLESTEP, %d)",
-				      th->tid);
-			goto out;
-		}
-		while ((ret = target_wait(t, th->tid, &who, &status)) == 0)
-			;
-		if (ret < 0)
-			goto out;
-		ret = 0;
-		t->stats.stops++;
-		if (!WIFSTOPPED(status) ||
-		    (status >> 16) == PTRACE_EVENT_EXIT) {
-			/* dying: target.c takes the report as its own */
-			struct bt_stop ignored;
-
-			ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
-			on_wait(t, th->tid, status, 1, &ignored);
-			return bt_fail(bte_exited, ESRCH, "thread %d ended",
-				       th->tid);
-		}
-		if (status >> 16) {
-			/* nothing ran; an interrupt's stop is this one */
-			if ((status >> 16) == PTRACE_EVENT_STOP)
-				th->interrupting = 0;
-			continue;
-		}
-		sig = WSTOPSIG(status);
-		if (sig >= 1 && sig <= 64 && !own_trap(th, sig))
-			resend |= 1ull << (sig - 1);
-		if (ptrace(PTRACE_GETREGS, th->tid, 0, &r) == 0 &&
-		    r.rip == insn + 2) {
-			*result = (int64_t)r.rax;
-			goto out;
-		}
-	}
-	ret = bt_fail(bte_internal, 0, "syscall %ld in %d did not complete",
-		      nr, th->tid);
-out:
-	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
-	/* Signals that came meanwhile are judged at their next stop. */
-	for (sig = 1; sig <= 64; sig++)
-		if (resend & (1ull << (sig - 1)))
-			syscall(SYS_tgkill, th->tgid ? th->tgid : t->pid,
-				th->tid, sig);
-	return ret;
-}
-
 /*
  * One single step of stopped thread @th, waited for here.  Returns 0 when
  * it trapped (its siginfo in *@si), the signal number when another signal
- * stopped it first (dequeued and not delivered: the caller decides), or
+ * (or a SIGTRAP sent, not the kernel's) stopped it first (dequeued and not
+ * delivered: the caller decides), or
  * -bte_exited if it ended (the report is target.c's, as in
  * bt_thread_syscall).  Event stops on the way are stepped past.
  */
@@ -911,11 +825,69 @@ int bt_thread_step(struct bt_target *t, struct bt_thread *th, siginfo_t *si)
 		}
 		if (ptrace(PTRACE_GETSIGINFO, th->tid, 0, si) < 0)
 			memset(si, 0, sizeof(*si));
-		if (WSTOPSIG(status) == SIGTRAP)
+		/* a trap of the kernel's (si_code > 0), not one sent */
+		if (WSTOPSIG(status) == SIGTRAP && si->si_code > 0)
 			return 0;
 		return WSTOPSIG(status);
 	}
 	return bt_fail(bte_internal, 0, "step of %d did not complete", th->tid);
+}
+
+int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
+		      uint64_t insn, long nr, const uint64_t args[6],
+		      int64_t *result)
+{
+	struct user_regs_struct saved, r;
+	uint64_t resend = 0;
+	int i, ret = 0, sig;
+
+	if (th->interrupting)
+		return bt_fail(bte_busy, 0, "thread %d is being interrupted",
+			       th->tid);
+	ret = bt_thread_regs(th, &saved);
+	if (ret < 0)
+		return ret;
+	r = saved;
+	r.rip = insn;
+	r.rax = (uint64_t)nr;
+	r.orig_rax = (uint64_t)-1;
+	r.rdi = args[0];
+	r.rsi = args[1];
+	r.rdx = args[2];
+	r.r10 = args[3];
+	r.r8 = args[4];
+	r.r9 = args[5];
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, &r) < 0)
+		return bt_fail(bte_ptrace, errno, "ptrace(SETREGS, %d)", th->tid);
+	/* Bounded: each round is a stop of this thread alone. */
+	for (i = 0; i < 64; i++) {
+		siginfo_t si;
+
+		sig = bt_thread_step(t, th, &si);
+		if (sig == -bte_exited)
+			return sig;	/* dying: target.c took the report */
+		if (sig < 0) {
+			ret = sig;
+			goto out;
+		}
+		if (sig > 0 && sig <= 64)
+			resend |= 1ull << (sig - 1);
+		if (ptrace(PTRACE_GETREGS, th->tid, 0, &r) == 0 &&
+		    r.rip == insn + 2) {
+			*result = (int64_t)r.rax;
+			goto out;
+		}
+	}
+	ret = bt_fail(bte_internal, 0, "syscall %ld in %d did not complete",
+		      nr, th->tid);
+out:
+	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
+	/* Signals that came meanwhile are judged at their next stop. */
+	for (sig = 1; sig <= 64; sig++)
+		if (resend & (1ull << (sig - 1)))
+			syscall(SYS_tgkill, th->tgid ? th->tgid : t->pid,
+				th->tid, sig);
+	return ret;
 }
 
 /* Stopping everything */

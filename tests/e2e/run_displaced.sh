@@ -40,3 +40,27 @@ assert doc["stop"]["pc"] == at, (doc["stop"], at)
 c.expect_last(c.stopped_thread(doc), "conditional", "store", "fault_at")
 PY
 done
+
+# The core a crash in translated code leaves is the core it leaves
+# without btrace: the same pc and backtrace (gdb reads both).
+case $(cat /proc/sys/kernel/core_pattern) in
+'|'*) echo "core_pattern is a pipe ($(cat /proc/sys/kernel/core_pattern)): core comparison skipped"
+      exit 0 ;;
+esac
+command -v gdb >/dev/null || { echo "no gdb: core comparison skipped"; exit 0; }
+core_of() {	# DIR, then the command: the core file it leaves in DIR
+	mkdir -p "$1"
+	(cd "$1" && ulimit -c unlimited && shift && setarch -R "$@" >/dev/null 2>&1)
+	ls "$1"/core* 2>/dev/null | head -n 1
+}
+native_core=$(core_of "$work/native" "$prog" crash)
+rec_core=$(core_of "$work/rec" "$BTRACE" run --soft-mode record -- "$prog" crash)
+[ -n "$native_core" ] && [ -n "$rec_core" ] ||
+	fail "no core file (native: '$native_core', recorder: '$rec_core')"
+show() { gdb -nx -batch -ex 'p/x $pc' -ex 'bt' "$prog" "$1" 2>/dev/null |
+	grep -E '^\$1|^#' | sed 's/ (.*//'; }
+show "$native_core" >"$work/native.bt"
+show "$rec_core" >"$work/rec.bt"
+cat "$work/rec.bt"
+grep -q "= $at$" "$work/rec.bt" || fail "the recorder's core is not at fault_at ($at)"
+diff "$work/native.bt" "$work/rec.bt" || fail "the cores differ"
