@@ -50,9 +50,6 @@
 struct zone {
 	uint64_t base;
 	size_t used;
-	uint64_t probe;			/* its lookup routine's retry point */
-	uint64_t ibl;
-	size_t ibl_len, ibl_npts;	/* what the routine takes */
 	size_t flushed;			/* bytes written to the process */
 	uint8_t *pend;			/* [flushed, used) not yet written */
 	struct rx_point *pts;		/* by trans, ascending */
@@ -494,7 +491,6 @@ static void emit_init(struct bt_rec *r, struct rx_emit *e, struct zone *z)
 	e->cap = ZONE_SIZE - z->used < ZONE_ROOM ? ZONE_SIZE - z->used :
 						   ZONE_ROOM;
 	e->base = z->base + z->used;
-	e->ibl = z->ibl;
 	e->link = link_lookup;
 	e->ctx = r;
 }
@@ -505,7 +501,6 @@ static struct zone *zone_new(struct bt_rec *r, struct bt_thread *th,
 {
 	const int64_t hints[] = { -(256ll << 20), -(1ll << 30), 512ll << 20,
 				  1ll << 30 };
-	struct rx_emit e;
 	struct zone *z;
 	size_t i;
 	int64_t at = -1;
@@ -521,8 +516,8 @@ static struct zone *zone_new(struct bt_rec *r, struct bt_thread *th,
 			      PROT_READ | PROT_EXEC,
 			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 			      (uint64_t)-1);
-		if (at < 0 && at > -4096)
-			return NULL;
+		if (at < 0)
+			return NULL;	/* no memory, or not at a trap */
 		if (reach(near, (uint64_t)at) &&
 		    reach(near, (uint64_t)at + ZONE_SIZE))
 			break;
@@ -534,17 +529,6 @@ static struct zone *zone_new(struct bt_rec *r, struct bt_thread *th,
 	z = &r->zone[r->nzone];
 	memset(z, 0, sizeof(*z));
 	z->base = (uint64_t)at;
-	emit_init(r, &e, z);
-	z->ibl = e.base;
-	if (rx_emit_ibl(&e, &z->probe) < 0 || zone_commit(r, z, &e) < 0) {
-		free(e.pts);
-		free(z->pts);
-		return NULL;
-	}
-	free(e.pts);
-	zone_flush(r, z);
-	z->ibl_len = z->used;
-	z->ibl_npts = z->npts;
 	r->nzone++;
 	return z;
 }
@@ -1309,8 +1293,8 @@ static void flush(struct bt_rec *r)
 	uint64_t a;
 
 	for (i = 0; i < r->nzone; i++) {
-		r->zone[i].used = r->zone[i].flushed = r->zone[i].ibl_len;
-		r->zone[i].npts = r->zone[i].ibl_npts;
+		r->zone[i].used = r->zone[i].flushed = 0;
+		r->zone[i].npts = 0;
 	}
 	blocks_clear(r);
 	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
@@ -1373,19 +1357,21 @@ int bt_rec_enter(struct bt_rec *r, struct bt_thread *th,
 	if (translate(r, th, entry, &trans) < 0)
 		return 0;
 	if (in_syscall) {
+		/* right after its syscall insn: the point that fixes rcx */
 		struct rb *b = block_find(r, entry);
 		struct zone *z = zone_of(r, trans);
-		size_t i;
+		const struct rx_point *p, *end;
+		size_t n;
 
 		if (!b || b->term != RB_SYSCALL || b->ninsn != 1 || !z)
 			return 0;
-		for (i = 0; i < z->npts; i++)
-			if (z->pts[i].trans > trans && z->pts[i].mask == RM_FIXRCX &&
-			    z->pts[i].orig == pc)
-				break;
-		if (i == z->npts)
+		p = point_at(r, trans, &n);
+		end = z->pts + z->npts;
+		while (p && p < end && !(p->mask == RM_FIXRCX && p->orig == pc))
+			p++;
+		if (!p || p == end)
 			return 0;
-		trans = z->pts[i].trans;
+		trans = p->trans;
 	}
 	if (ring_sync(r, rt, pc) < 0)
 		return 0;

@@ -494,7 +494,9 @@ static int emit_cond(struct rx *x, const struct rb *b, struct rx_emit *e)
 	(void)x;
 }
 
-/* Everything a ret or jmp/call r/m does before the lookup; rdx: target. */
+static int emit_lookup(struct rx_emit *e);
+
+/* A ret or jmp/call r/m: the target into rdx, then its own lookup. */
 static int emit_indirect(struct rx *x, const struct rb *b, struct rx_emit *e)
 {
 	const uint8_t *code = b->bytes + (b->end - b->start);
@@ -531,9 +533,7 @@ static int emit_indirect(struct rx *x, const struct rb *b, struct rx_emit *e)
 				return ret;
 		}
 	}
-	put8(e, 0xe9);
-	put32(e, (uint32_t)(int32_t)(e->ibl - (here(e) + 4)));
-	return 0;
+	return emit_lookup(e);
 }
 
 /* Syscalls the tracer must see from outside the translation. */
@@ -653,8 +653,15 @@ int rx_translate(struct rx *x, const struct rb *b, struct rx_emit *e)
 	return ret;
 }
 
-int rx_emit_ibl(struct rx_emit *e, uint64_t *probe)
+/*
+ * The lookup of target rdx (the program's rdx in its slot): record it,
+ * probe both tables, jump to the translation, or exit to the tracer.  One
+ * copy per site, so that each indirect branch of the program has its own
+ * indirect jump here, predicted as the program's own would be.
+ */
+static int emit_lookup(struct rx_emit *e)
 {
+	uint64_t probe;
 	static const uint8_t probe_tail[] = {
 		0x48, 0x8d, 0x0c, 0x09,		/* lea (%rcx,%rcx),%rcx */
 		0x48, 0x8d, 0x04, 0xc8,		/* lea (%rax,%rcx,8),%rax */
@@ -675,7 +682,7 @@ int rx_emit_ibl(struct rx_emit *e, uint64_t *probe)
 	put8(e, REC_IND);
 	put(e, "\x48\x89\x51\x01", 4);	/* mov %rdx,1(%rcx) */
 	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
-	*probe = here(e);
+	probe = here(e);
 	gs_mov(e, 0, R_DX, TCB_T);	/* bits 8-23 of the target: probe 2 */
 	gs_mov(e, 1, R_AX, TCB_TABLE1);
 	put(e, "\x0f\xb7\xca", 3);	/* movzwl %dx,%ecx */
@@ -690,7 +697,7 @@ int rx_emit_ibl(struct rx_emit *e, uint64_t *probe)
 	put8(e, 0xe3);
 	hit2 = e->len;
 	put8(e, 0);
-	if (point(e, PT_EXIT_IBL, 0, *probe, RM_RAX | RM_RCX | RM_RDX) < 0)
+	if (point(e, PT_EXIT_IBL, 0, probe, RM_RAX | RM_RCX | RM_RDX) < 0)
 		return -bte_nomem;
 	put8(e, 0xcc);
 	e->buf[hit1] = (uint8_t)(e->len - hit1 - 1);

@@ -14,7 +14,7 @@
  *   jmp rel / call rel  chained; a call pushes the original return address
  *   jcc, jrcxz, loop    one byte per outcome (REC_N or REC_T), then chained
  *   ret, jmp/call r/m   the target (REC_IND) and a lookup in the process's
- *                       table of translations (the "IBL", one per zone)
+ *                       tables of translations (inline, one per site)
  *   syscall             run in place, except the few that change the
  *                       thread's state in ways the tracer must see
  *                       (sigreturn, exec, clone, fork, exit, arch_prctl):
@@ -141,7 +141,6 @@ struct rx_emit {
 	uint8_t *buf;
 	size_t len, cap;
 	uint64_t base;
-	uint64_t ibl;		/* the zone's lookup routine */
 	rx_link_fn link;
 	void *ctx;
 	struct rx_point *pts;
@@ -151,9 +150,6 @@ struct rx_emit {
 /* Emit the translation of @b at e->base + e->len.  0, -bte_nomem, or
  * -bte_nosys if a rip-relative operand is out of reach from here. */
 int rx_translate(struct rx *x, const struct rb *b, struct rx_emit *e);
-
-/* Emit a zone's lookup routine; *@probe is where a retry starts. */
-int rx_emit_ibl(struct rx_emit *e, uint64_t *probe);
 
 /* Emit jmp *0(%rip); .quad @dest (reaches anywhere). */
 int rx_emit_far_jump(struct rx_emit *e, uint64_t dest);

@@ -102,7 +102,6 @@ struct rig {
 	uint8_t *ring;		/* [ring, ring + RING), tcb right after */
 	uint64_t *tables;
 	uint64_t land[2];	/* "translations" that return 1 / 2 in eax */
-	uint64_t ibl, probe;
 	uint64_t orig_land[2];	/* original addresses standing for them */
 	size_t used;
 };
@@ -142,15 +141,7 @@ static int rig_setup(void **state)
 	rig.land[1] = (uint64_t)rig.mem + 16;
 	rig.orig_land[0] = 0x500000;
 	rig.orig_land[1] = 0x600000;
-	memset(&e, 0, sizeof(e));
-	e.buf = rig.mem + 64;
-	e.cap = 4096;
-	e.base = (uint64_t)e.buf;
-	if (rx_emit_ibl(&e, &rig.probe) < 0)
-		return -1;
-	rig.ibl = e.base;
-	free(e.pts);
-	rig.used = 64 + e.len;
+	rig.used = 64;
 	*state = &rig;
 	return 0;
 }
@@ -188,7 +179,6 @@ static uint64_t rig_translate(const uint8_t *bytes, size_t len, uint64_t orig)
 	e.buf = rig.mem + rig.used;
 	e.cap = 4096;
 	e.base = (uint64_t)e.buf;
-	e.ibl = rig.ibl;
 	e.link = rig_link;
 	assert_int_equal(rx_translate(x, &b, &e), 0);
 	at = e.base;
