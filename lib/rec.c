@@ -67,6 +67,7 @@ struct rthread {
 	uint64_t prev_low;		/* where that pass ended, 0: none */
 	uint64_t drained;		/* bytes decoded so far */
 	uint64_t wpc;			/* where decoding stands, 0: unknown */
+	uint64_t whi;			/* its high half of targets, ~0: none */
 	uint64_t gone_start, gone_end;	/* code its last syscall may take away */
 };
 
@@ -959,7 +960,7 @@ broken:
 static int slot_take(struct bt_rec *r, struct bt_thread *th,
 		     struct rthread *rt)
 {
-	uint64_t tcb[TCB_TABLE2 / 8 + 1];
+	uint64_t tcb[TCB_HI / 8 + 1];
 	uint64_t start;
 	size_t len = r->t->opts.buffer_size + TCB_SIZE;
 	int i, ret;
@@ -982,10 +983,12 @@ static int slot_take(struct bt_rec *r, struct bt_thread *th,
 	rt->base = start;
 	rt->top = rt->tcb = start + r->t->opts.buffer_size;
 	rt->pass_start = rt->prev_start = rt->prev_low = rt->drained = 0;
+	rt->whi = ~0ull;
 	memset(tcb, 0, sizeof(tcb));
 	tcb[TCB_HEAD / 8] = rt->top;
 	tcb[TCB_TABLE1 / 8] = r->tables;
 	tcb[TCB_TABLE2 / 8] = r->tables + RX_TABLE_BYTES;
+	tcb[TCB_HI / 8] = REC_HI_NONE;
 	return mem_write(r, rt->tcb, tcb, sizeof(tcb));
 }
 
@@ -1022,10 +1025,20 @@ static int ring_put(struct bt_rec *r, struct rthread *rt, const void *rec,
 	return ret < 0 ? ret : mem_write(r, rt->tcb + TCB_HEAD, &head, 8);
 }
 
+/* The next target @rt records is whole (a place to decode from). */
+static int hi_reset(struct bt_rec *r, struct rthread *rt)
+{
+	uint32_t none = REC_HI_NONE;
+
+	return mem_write(r, rt->tcb + TCB_HI, &none, sizeof(none));
+}
+
 static int ring_sync(struct bt_rec *r, struct rthread *rt, uint64_t pc)
 {
 	uint8_t rec[REC_ADDR_LEN];
 
+	if (hi_reset(r, rt) < 0)
+		return -bte_io;
 	rec[0] = REC_SYNC;
 	memcpy(rec + 1, &pc, 8);
 	return ring_put(r, rt, rec, sizeof(rec));
@@ -1040,6 +1053,8 @@ static size_t rec_len(uint8_t tag)
 	case REC_IND:
 	case REC_SYNC:
 		return REC_ADDR_LEN;
+	case REC_IND32:
+		return REC_IND32_LEN;
 	default:
 		return 0;
 	}
@@ -1056,6 +1071,7 @@ struct walk {
 	struct bt_rec *r;
 	struct bt_thread *th;
 	uint64_t pc;		/* 0: unknown */
+	uint64_t hi;		/* high half of the last REC_IND, or ~0 */
 };
 
 /* A taken branch of block @b to @to; one to the next instruction is none
@@ -1132,9 +1148,20 @@ static struct rb *w_advance(struct walk *w, uint64_t stop)
 }
 
 /* Apply one record; 0, or -1 if it does not fit the code (a gap). */
-static int w_record(struct walk *w, const struct found *f)
+static int w_record(struct walk *w, struct found *f)
 {
 	struct rb *b;
+
+	if (f->tag == REC_IND) {
+		w->hi = f->addr >> 32;
+	} else if (f->tag == REC_IND32) {
+		if (w->hi == ~0ull) {	/* its high half is lost */
+			w->pc = 0;
+			return 0;
+		}
+		f->addr |= w->hi << 32;
+		f->tag = REC_IND;
+	}
 
 	if (f->tag == REC_SYNC) {
 		if (w->pc && w->pc != f->addr)
@@ -1227,7 +1254,8 @@ static int ring_collect(struct bt_rec *r, struct rthread *rt,
 			f[n].tag = tag;
 			f[n].addr = 0;
 			if (len > 1)
-				memcpy(&f[n].addr, r->ringbuf + (a - rt->base) + 1, 8);
+				memcpy(&f[n].addr, r->ringbuf + (a - rt->base) + 1,
+				       len - 1);
 			n++;
 			total = start + (rt->top - a) - len;
 			a += len;
@@ -1252,7 +1280,7 @@ static int ring_collect(struct bt_rec *r, struct rthread *rt,
  */
 static void drain(struct bt_rec *r, struct rthread *rt, uint64_t stop)
 {
-	struct walk w = { r, rt->th, rt->wpc };
+	struct walk w = { r, rt->th, rt->wpc, rt->whi };
 	struct found *f;
 	size_t n, i;
 	uint64_t head;
@@ -1262,6 +1290,7 @@ static void drain(struct bt_rec *r, struct rthread *rt, uint64_t stop)
 		return;
 	if (lost) {
 		w.pc = 0;
+		w.hi = ~0ull;
 		r->host.gap(r->t, rt->th, 0, BT_GAP_OVERFLOW);
 	}
 	for (i = 0; i < n; i++) {
@@ -1274,6 +1303,7 @@ static void drain(struct bt_rec *r, struct rthread *rt, uint64_t stop)
 	if (stop && w.pc)
 		w_advance(&w, stop);
 	rt->wpc = w.pc;
+	rt->whi = w.hi;
 	if (head_read(r, rt, &head) == 0) {
 		uint64_t now = rt->pass_start + (rt->top - head);
 
@@ -1454,6 +1484,7 @@ static int wrap_fault(struct bt_rec *r, struct rthread *rt,
 		return 0;
 	len = head - regs->rcx;
 	ring_wrap(rt, head);
+	hi_reset(r, rt);
 	regs->rcx = rt->top - len;
 	if (p->orig) {
 		uint8_t rec[REC_ADDR_LEN];
@@ -1652,6 +1683,7 @@ void bt_rec_reset(struct bt_rec *r)
 		r->rt[i].in = 0;
 		r->rt[i].slot = -1;
 		r->rt[i].wpc = 0;
+		r->rt[i].whi = ~0ull;
 	}
 }
 

@@ -16,6 +16,13 @@
  *
  *   REC_N, REC_T     1 byte   a conditional branch not taken / taken
  *   REC_IND          9 bytes  the target of a ret, jmp r/m or call r/m
+ *   REC_IND32        5 bytes  the same, whose high 32 bits are those of the
+ *                             thread's last REC_IND (TCB_HI); the tracer
+ *                             resets TCB_HI where a thread enters and where
+ *                             its ring wraps, so a REC_IND comes first, and
+ *                             a target is whole wherever bits 8-15 of the
+ *                             head are 0: a place to decode from in every
+ *                             64 KiB of ring
  *   REC_SYNC         9 bytes  decoding (re)starts at this address
  *   0                         never written: the end
  *
@@ -32,6 +39,11 @@
 #define REC_T		0x03
 #define REC_IND		0x10
 #define REC_SYNC	0x11
+#define REC_IND32	0x12	/* a target, its high half the last REC_IND's */
 #define REC_ADDR_LEN	9	/* tag + 8-byte address */
+#define REC_IND32_LEN	5	/* tag + the low 4 bytes */
+
+/* TCB_HI when no REC_IND may be shortened: never a user address's half. */
+#define REC_HI_NONE	0xffffffffu
 
 #endif /* BTRACE_REC_RING_H */

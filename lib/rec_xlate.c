@@ -296,6 +296,8 @@ static int link(struct rx_emit *e, uint64_t orig)
 	return 0;
 }
 
+static int record_at(struct rx_emit *e, int8_t size, uint64_t branch);
+
 /*
  * The start of a ring record of @size bytes: rcx (saved) = head - @size,
  * and the point of the store that follows, its first byte first, which
@@ -305,6 +307,12 @@ static int link(struct rx_emit *e, uint64_t orig)
 static int record_begin(struct rx_emit *e, int8_t size, uint64_t branch)
 {
 	gs_mov(e, 0, R_CX, TCB_RCX);
+	return record_at(e, size, branch);
+}
+
+/* The same with rcx saved already. */
+static int record_at(struct rx_emit *e, int8_t size, uint64_t branch)
+{
 	gs_mov(e, 1, R_CX, TCB_HEAD);
 	put(e, "\x48\x8d\x49", 3);	/* lea -size(%rcx),%rcx */
 	put8(e, (uint8_t)-size);
@@ -669,21 +677,57 @@ static int emit_lookup(struct rx_emit *e)
 		0x48, 0xf7, 0xd1,		/* not %rcx */
 		0x48, 0x8d, 0x4c, 0x11, 0x01,	/* lea 1(%rcx,%rdx),%rcx */
 	};
-	size_t hit1, hit2;
+	size_t hit1, hit2, short_at, full_at, whole_at;
 	int ret;
 
-	ret = grow(e, 200);
+	ret = grow(e, 280);
 	if (ret < 0)
 		return ret;
+	gs_mov(e, 0, R_CX, TCB_RCX);
 	gs_mov(e, 0, R_AX, TCB_RAX);
-	if (record_begin(e, REC_ADDR_LEN, 0) < 0)
+	gs_mov(e, 0, R_DX, TCB_T);	/* its halves and bytes, for below */
+	/*
+	 * Whole where the head's bits 8-15 are 0 (once in 64 KiB of ring):
+	 * a place to decode from in every part of the ring.
+	 */
+	put(e, "\x65\x0f\xb6\x0c\x25", 5);	/* movzbl %gs:TCB_HEAD+1,%ecx */
+	put32(e, TCB_HEAD + 1);
+	put8(e, 0xe3);				/* jrcxz full */
+	whole_at = e->len;
+	put8(e, 0);
+	/* the same high half as the last full record: 5 bytes, not 9 */
+	put(e, "\x65\x8b\x0c\x25", 4);	/* mov %gs:TCB_T+4,%ecx */
+	put32(e, TCB_T + 4);
+	put(e, "\x65\x8b\x04\x25", 4);	/* mov %gs:TCB_HI,%eax */
+	put32(e, TCB_HI);
+	put(e, "\x48\xf7\xd0", 3);		/* not %rax */
+	put(e, "\x48\x8d\x4c\x08\x01", 5);	/* lea 1(%rax,%rcx),%rcx */
+	put8(e, 0xe3);				/* jrcxz short */
+	short_at = e->len;
+	put8(e, 0);
+	e->buf[whole_at] = (uint8_t)(e->len - whole_at - 1);
+	put(e, "\x65\x8b\x04\x25", 4);	/* mov %gs:TCB_T+4,%eax */
+	put32(e, TCB_T + 4);
+	put(e, "\x65\x89\x04\x25", 4);	/* mov %eax,%gs:TCB_HI */
+	put32(e, TCB_HI);
+	if (record_at(e, REC_ADDR_LEN, 0) < 0)
 		return -bte_nomem;
 	put(e, "\xc6\x01", 2);		/* movb $REC_IND,(%rcx) */
 	put8(e, REC_IND);
 	put(e, "\x48\x89\x51\x01", 4);	/* mov %rdx,1(%rcx) */
 	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
+	put8(e, 0xeb);			/* jmp probe */
+	full_at = e->len;
+	put8(e, 0);
+	e->buf[short_at] = (uint8_t)(e->len - short_at - 1);
+	if (record_at(e, REC_IND32_LEN, 0) < 0)
+		return -bte_nomem;
+	put(e, "\xc6\x01", 2);		/* movb $REC_IND32,(%rcx) */
+	put8(e, REC_IND32);
+	put(e, "\x89\x51\x01", 3);	/* mov %edx,1(%rcx) */
+	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
+	e->buf[full_at] = (uint8_t)(e->len - full_at - 1);
 	probe = here(e);
-	gs_mov(e, 0, R_DX, TCB_T);	/* bits 8-23 of the target: probe 2 */
 	gs_mov(e, 1, R_AX, TCB_TABLE1);
 	put(e, "\x0f\xb7\xca", 3);	/* movzwl %dx,%ecx */
 	put(e, probe_tail, sizeof(probe_tail));

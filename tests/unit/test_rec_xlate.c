@@ -121,7 +121,6 @@ static int rig_setup(void **state)
 {
 	static const uint8_t ret1[] = { 0xb8, 1, 0, 0, 0, 0xc3 };
 	static const uint8_t ret2[] = { 0xb8, 2, 0, 0, 0, 0xc3 };
-	struct rx_emit e;
 
 	/* within reach of BASE: rip-relative operands are re-based */
 	rig.mem = mmap((void *)0x20000000, 1 << 20,
@@ -161,6 +160,7 @@ static void rig_reset(void)
 	rig.tcb[TCB_HEAD / 8] = (uint64_t)rig.tcb;
 	rig.tcb[TCB_TABLE1 / 8] = (uint64_t)rig.tables;
 	rig.tcb[TCB_TABLE2 / 8] = (uint64_t)rig.tables + RX_TABLE_BYTES;
+	rig.tcb[TCB_HI / 8] = REC_HI_NONE;
 }
 
 /* Translate @bytes (claiming to be at @orig) into the rig; its address. */
@@ -323,6 +323,14 @@ static void indirect_lookup(void **state)
 		assert_int_equal(ring_head()[0], REC_IND);
 		memcpy(&t, ring_head() + 1, 8);
 		assert_int_equal(t, target);
+		/* the same high half again: the low half only */
+		assert_int_equal(rig_call(fn, target, &flags) & 0xff, 1);
+		assert_int_equal(ring_head(), (const uint8_t *)rig.tcb -
+					      REC_ADDR_LEN - REC_IND32_LEN);
+		assert_int_equal(ring_head()[0], REC_IND32);
+		t = 0;
+		memcpy(&t, ring_head() + 1, 4);
+		assert_int_equal(t, target & 0xffffffff);
 	}
 	(void)state;
 }
