@@ -2326,7 +2326,7 @@ static int fast_capture(struct bt_target *t, struct bt_thread *th,
 const struct bt_backend_ops bt_backend_soft_record = {
 	FAST_OPS,
 	.soft_mode = BT_SOFT_RECORD,
-	.ring_scale = 8,	/* 40 bytes a branch here, at most 4 there */
+	.ring_scale = 8,	/* 32 bytes a branch here, 3.6 there on average */
 };
 
 const struct bt_backend_ops bt_backend_soft_fast = {

@@ -2,7 +2,7 @@
 # The recorder with threads that start, exit and crash (rec_threads):
 # - a crash in the last of sixteen threads: the stop, its thread and its
 #   history are right, and that history equals single-stepping's branch for
-#   branch (the other threads' histories are prefixes: timing);
+#   branch (the others wait on each other's ends: their paths are timing's);
 # - 50 attach/detach cycles on a program that starts and joins eight
 #   threads a round: while attached, the code in memory equals the files
 #   (the recorder never writes the program's code); afterwards nobody is
@@ -24,7 +24,7 @@ th = [t for t in doc["threads"] if t["tid"] == stop["tid"]][0]
 last = th["branches"][-1]
 assert last["kind"] == "call" and last["to_sym"] == "rec_crash_here", last
 PY
-out=$(timeout 300 "$TOOLS/softdiff" -t -m record -- "$prog" crash 2>&1) ||
+out=$(timeout 300 "$TOOLS/softdiff" -S -m record -- "$prog" crash 2>&1) ||
 	{ echo "$out"; fail "recorder and single-step differ"; }
 echo "$out"
 

@@ -14,6 +14,8 @@
  *     reference (step, fast; default step).
  * -k: follow fork children (--follow-fork) and compare theirs too.
  * -B MIB: ring size per thread (default 64; a power of two).
+ * -S: compare only the thread that stopped (the others' paths wait on
+ *     each other: joins, locks).
  * -V: where both histories are inside the vDSO they may differ (its clock
  *     reads retry when the clock moved meanwhile, and tracing takes time).
  * -s, -f: run one mode only and report it (for benchmarks).
@@ -53,7 +55,8 @@ struct run {
 	double seconds;
 };
 
-static int threaded, verbose, follow, vdso_loose, only_mode = -1;
+static int threaded, verbose, follow, vdso_loose, stopped_only;
+static int only_mode = -1;
 static uint64_t vdso_start, vdso_end;	/* the last run's [vdso] */
 static size_t buffer_mib = 64;
 static int ref_mode = BT_SOFT_STEP, cmp_mode = BT_SOFT_FAST;
@@ -215,10 +218,47 @@ static void dump(const char *mode, const struct run *r)
 	}
 }
 
+static const struct history *stopped_of(const struct run *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nth; i++)
+		if (r->th[i].tid == r->stop_tid)
+			return &r->th[i];
+	return NULL;
+}
+
+/* -S: the thread that stopped, in each run, record for record. */
+static int compare_stopped(const struct run *ref, const struct run *fast)
+{
+	const struct history *a = stopped_of(ref), *b = stopped_of(fast);
+	size_t k;
+
+	if (!a || !b) {
+		fprintf(stderr, "softdiff: no history of the stopped thread\n");
+		return 1;
+	}
+	for (k = 0; k < a->n && k < b->n; k++)
+		if (memcmp(&a->rec[k], &b->rec[k], sizeof(a->rec[k])))
+			break;
+	if (k == a->n && k == b->n)
+		return 0;
+	fprintf(stderr, "softdiff: the stopped thread differs at branch %zu of "
+		"%zu (%s) / %zu (%s)\n", k, a->n, mode_name(ref_mode), b->n,
+		mode_name(cmp_mode));
+	if (k < a->n)
+		print_rec(mode_name(ref_mode), &a->rec[k]);
+	if (k < b->n)
+		print_rec(mode_name(cmp_mode), &b->rec[k]);
+	return 1;
+}
+
 static int compare(const struct run *ref, const struct run *fast)
 {
 	size_t i, k;
 
+	if (stopped_only)
+		return compare_stopped(ref, fast);
 	if (ref->nth != fast->nth) {
 		fprintf(stderr, "softdiff: %zu threads stepping, %zu fast\n",
 			ref->nth, fast->nth);
@@ -228,6 +268,7 @@ static int compare(const struct run *ref, const struct run *fast)
 		const struct history *a = &ref->th[i], *b = &fast->th[i];
 		int stopped = a->tid == ref->stop_tid, loose = 0;
 		size_t ka = 0, kb = 0;
+
 
 		while (ka < a->n && kb < b->n) {
 			struct bt_rec_branch x = a->rec[ka], y = b->rec[kb];
@@ -283,7 +324,7 @@ int main(int argc, char **argv)
 	static struct run ref, fast;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "+tvsfkVm:b:B:")) != -1) {
+	while ((opt = getopt(argc, argv, "+tvsfkVSm:b:B:")) != -1) {
 		if (opt == 'm' && (cmp_mode = mode_parse(optarg)) < 0)
 			goto usage;
 		else if (opt == 'b' && (ref_mode = mode_parse(optarg)) < 0)
@@ -294,6 +335,8 @@ int main(int argc, char **argv)
 			threaded = 1;
 		else if (opt == 'V')
 			vdso_loose = 1;
+		else if (opt == 'S')
+			stopped_only = 1;
 		else if (opt == 'B')
 			buffer_mib = (size_t)atoi(optarg);
 		else if (opt == 's')
@@ -336,6 +379,6 @@ int main(int argc, char **argv)
 		printf("same histories\n");
 	return ret;
 usage:
-	fprintf(stderr, "usage: softdiff [-t] [-v] [-k] [-V] [-B MIB] [-b MODE] [-m MODE] [-s|-f] -- PROGRAM [ARGS...]\n");
+	fprintf(stderr, "usage: softdiff [-t] [-v] [-k] [-V] [-S] [-B MIB] [-b MODE] [-m MODE] [-s|-f] -- PROGRAM [ARGS...]\n");
 	return 2;
 }
