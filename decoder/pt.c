@@ -847,7 +847,7 @@ int bt_decode_pt(const struct bt_capture *cap,
 		 const struct bt_decode_opts *opts, struct bt_history *hist)
 {
 	struct bt_brvec vec = { 0 };
-	uint64_t start;
+	uint64_t start = 0;
 	int err;
 
 	if (!cap || !opts || !hist)
@@ -875,6 +875,8 @@ int bt_decode_pt(const struct bt_capture *cap,
 		bt_brvec_release(&vec);
 		return err;
 	}
+	/* Short of N entries, every PSB back to the first was looked for. */
+	hist->data_begin = opts->last && vec.n >= opts->last ? start : 0;
 	bt_brvec_to_history(&vec, opts->last, hist);
 	return 0;
 }
