@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "btrace/btrace.h"
 #include "../tests/tools/synth/ptsynth.h"
 
@@ -35,14 +36,6 @@ struct sample {
 	double secs;
 	long rss_kib;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* The last @size bytes of the tile repeated, ending at a tile's end. */
 static uint8_t *repeat(const struct ps_stream *tile, size_t size)
@@ -97,7 +90,7 @@ static int run_cmd(char *const argv[], struct sample *s)
 	s->rss_kib = 0;
 	for (i = 0; i < RUNS; i++) {
 		struct rusage ru;
-		double t = now();
+		double t = bench_now();
 		int status;
 		pid_t pid = fork();
 
@@ -116,7 +109,7 @@ static int run_cmd(char *const argv[], struct sample *s)
 				argv[1]);
 			return -1;
 		}
-		t = now() - t;
+		t = bench_now() - t;
 		s->secs = t < s->secs ? t : s->secs;
 		s->rss_kib = ru.ru_maxrss > s->rss_kib ? ru.ru_maxrss
 						       : s->rss_kib;
@@ -126,14 +119,16 @@ static int run_cmd(char *const argv[], struct sample *s)
 
 static void report(const char *what, const struct sample *s)
 {
+	double rt = s[2].secs / s[0].secs;
+	double rm = (double)s[2].rss_kib / s[0].rss_kib;
 	int i;
 
 	for (i = 0; i < NSIZES; i++)
 		printf("  %-6s %4zu MiB: %8.3f s  %7ld KiB resident\n", what,
 		       sizes[i] / MIB, s[i].secs, s[i].rss_kib);
-	printf("ratio %s 256 MiB / 1 MiB: time %5.2f (goal <= 2), "
-	       "resident %5.2f (goal: flat, <= 2)\n", what,
-	       s[2].secs / s[0].secs, (double)s[2].rss_kib / s[0].rss_kib);
+	printf("ratio %s 256 MiB / 1 MiB: time %5.2f (<= 2: %s), "
+	       "resident %5.2f (flat, <= 2: %s)\n", what, rt,
+	       bench_verdict(rt <= 2), rm, bench_verdict(rm <= 2));
 }
 
 static int bench(const char *btrace, const char *dir, const char *codebin,
