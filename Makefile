@@ -1,6 +1,7 @@
 # btrace — plain Makefile.  `make`, `make check`, `make demo`, `make bench`, `make fuzz`.
 # Options: V=1 (show commands), SANITIZE=address,undefined, CFLAGS=..., NO_DEPS=1
-# (skip the Debian package check).
+# (skip the Debian package check).  `make install` / `make uninstall` take
+# PREFIX (/usr/local), DESTDIR and the directories below.
 
 CC       ?= cc
 CFLAGS   ?= -O2 -g
@@ -56,7 +57,8 @@ SYNTH_OBJ:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/tools/synth/*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CHECK:= $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-check/%.o)
 
-.PHONY: all deps check unit e2e demo bench fuzz clean format
+.PHONY: all deps check unit e2e demo bench fuzz clean format install \
+        uninstall shared
 # The synthesizer object is reached only through pattern rules: keep it.
 .SECONDARY: $(SYNTH_OBJ)
 all: deps $(BTRACE) $(TGT_BIN) $(TOOL_BIN)
@@ -119,7 +121,95 @@ $(BUILD)/targets/%_dyn: tests/targets/%_dyn.c | deps
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TGT_CFLAGS) -pie -fPIE -o $@ $<
 
-check: all $(UNIT_BIN) $(FUZZ_CHECK)
+# ---- shared libraries and make install ----
+# The same sources compiled position-independent; sonames carry the major
+# version.  libbtdecode needs libbtrace (errors, disassembly, rings), not
+# the other way round.
+VERSION   := $(shell sed -n 's/^\#define BTRACE_VERSION "\(.*\)"/\1/p' lib/include/btrace/btrace.h)
+SOMAJOR   := $(firstword $(subst ., ,$(VERSION)))
+PIC_LIB   := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+PIC_DEC   := $(DEC_SRC:%.c=$(BUILD)/pic/%.o)
+SOBT      := $(BUILD)/libbtrace.so.$(VERSION)
+SODEC     := $(BUILD)/libbtdecode.so.$(VERSION)
+LIBBT_LIBS  := -lcapstone -lZydis -ldw -lelf -lpthread
+LIBDEC_LIBS := -lipt -lcapstone -ldw -lelf
+
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+# On the Python path of a GDB whose data directory is $(PREFIX)/share/gdb
+# (Debian's: /usr/share/gdb): `python import btrace`, or `source` the file.
+GDBPYDIR   ?= $(PREFIX)/share/gdb/python
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+HEADERS    := $(sort $(wildcard lib/include/btrace/*.h decoder/include/btrace/*.h))
+
+$(BUILD)/pic/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC -fPIC $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -MMD -MP -c -o $@ $<
+
+$(SOBT): $(PIC_LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libbtrace.so.$(SOMAJOR) -Wl,--no-undefined \
+		$(LDFLAGS) -o $@ $^ $(LIBBT_LIBS)
+$(SODEC): $(PIC_DEC) $(SOBT)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libbtdecode.so.$(SOMAJOR) -Wl,--no-undefined \
+		$(LDFLAGS) -o $@ $(PIC_DEC) $(SOBT) $(LIBDEC_LIBS)
+
+shared: $(SOBT) $(SODEC)
+
+# name, description, requires, libs, private libs
+, := ,
+define pc_file
+prefix=$(PREFIX)
+exec_prefix=$${prefix}
+libdir=$(LIBDIR)
+includedir=$(INCLUDEDIR)
+
+Name: $(1)
+Description: $(2)
+Version: $(VERSION)
+Requires: $(3)
+Cflags: -I$${includedir}
+Libs: -L$${libdir} $(4)
+Libs.private: $(5)
+endef
+export PC_BT  := $(call pc_file,libbtrace,btrace capture: process control$(,) rings$(,) PT/BTS/software backends$(,) trace files,,-lbtrace,$(LIBBT_LIBS))
+export PC_DEC := $(call pc_file,libbtdecode,btrace decoder: PT$(,) BTS and software traces into branches$(,) symbols$(,) disassembly,libbtrace,-lbtdecode,$(LIBDEC_LIBS))
+
+install: $(BTRACE) $(LIBBT) $(LIBDEC) $(SOBT) $(SODEC)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/btrace $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(GDBPYDIR)
+	install -m 755 $(BTRACE) $(DESTDIR)$(BINDIR)/btrace
+	install -m 644 docs/btrace.1 $(DESTDIR)$(MANDIR)/man1/btrace.1
+	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/btrace/
+	install -m 644 $(LIBBT) $(LIBDEC) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SOBT) $(SODEC) $(DESTDIR)$(LIBDIR)/
+	for l in libbtrace libbtdecode; do \
+	  ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.$(SOMAJOR) && \
+	  ln -sf $$l.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/$$l.so || exit 1; \
+	done
+	printf '%s\n' "$$PC_BT" >$(DESTDIR)$(PKGCONFIGDIR)/libbtrace.pc
+	printf '%s\n' "$$PC_DEC" >$(DESTDIR)$(PKGCONFIGDIR)/libbtdecode.pc
+	sed 's|^_INSTALLED_PROGRAM = None$$|_INSTALLED_PROGRAM = "$(BINDIR)/btrace"|' \
+		gdb/btrace.py >$(DESTDIR)$(GDBPYDIR)/btrace.py
+	chmod 644 $(DESTDIR)$(GDBPYDIR)/btrace.py
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/btrace $(DESTDIR)$(MANDIR)/man1/btrace.1 \
+		$(DESTDIR)$(GDBPYDIR)/btrace.py \
+		$(DESTDIR)$(PKGCONFIGDIR)/libbtrace.pc $(DESTDIR)$(PKGCONFIGDIR)/libbtdecode.pc \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/btrace/,$(notdir $(HEADERS)))
+	for l in libbtrace libbtdecode; do \
+	  rm -f $(DESTDIR)$(LIBDIR)/$$l.a $(DESTDIR)$(LIBDIR)/$$l.so \
+	    $(DESTDIR)$(LIBDIR)/$$l.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/$$l.so.$(VERSION); \
+	done
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/btrace 2>/dev/null
+
+check: all $(UNIT_BIN) $(FUZZ_CHECK) shared
 	$(Q)tests/run-tests $(UNIT_BIN)
 
 unit: all $(UNIT_BIN)

@@ -7,12 +7,15 @@
  *                 [--raw FILE:ADDR]... [--last N | --all] [--insn] [--json]
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "btrace/btrace.h"
 #include "cmd.h"
@@ -92,28 +95,40 @@ static int add_code(struct bt_image *image, const char *arg, int elf)
 	return err < 0 ? EXIT_FAIL : 0;
 }
 
-static int read_file(const char *path, uint8_t **data, size_t *size)
+/*
+ * Map the trace rather than read it: decoding the last N touches only the
+ * stretches after the PSBs it starts from, so the cost and the resident
+ * memory follow N, not the size of the file.
+ */
+static int map_file(const char *path, uint8_t **data, size_t *size)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	size_t n;
+	void *p = NULL;
 
-	if (!f || fstat(fileno(f), &st) < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		fprintf(stderr, "btrace: cannot read '%s': %s\n", path,
 			strerror(errno));
-		if (f)
-			fclose(f);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
-	*data = malloc(st.st_size ? st.st_size : 1);
-	n = *data ? fread(*data, 1, st.st_size, f) : 0;
-	fclose(f);
-	if (!*data || n != (size_t)st.st_size) {
-		fprintf(stderr, "btrace: cannot read '%s'\n", path);
-		free(*data);
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "btrace: cannot read '%s': not a regular file\n",
+			path);
+		close(fd);
 		return -1;
 	}
-	*size = n;
+	if (st.st_size)
+		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "btrace: cannot map '%s': %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	*data = p;
+	*size = st.st_size;
 	return 0;
 }
 
@@ -287,10 +302,11 @@ static int decode_run(struct decode_args *a)
 	struct bt_capture cap = { .format = a->format };
 	int ret;
 
-	if (read_file(a->trace, &cap.data, &cap.size) < 0)
+	if (map_file(a->trace, &cap.data, &cap.size) < 0)
 		return EXIT_FAIL;
 	ret = a->insn ? print_insns(&cap, a) : print_branches(&cap, a);
-	bt_capture_release(&cap);
+	if (cap.size)
+		munmap(cap.data, cap.size);
 	return ret;
 }
 

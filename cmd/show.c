@@ -187,6 +187,45 @@ static pid_t default_tid(const struct bt_trace *t)
 	return t->nthreads ? t->thread[0].tid : 0;
 }
 
+static int load_error(const char *path, int err)
+{
+	const char *d = bt_errdetail();
+
+	if (-err == bte_format || -err == bte_corrupt)
+		fprintf(stderr, "btrace: cannot load '%s': %s%s%s\n", path,
+			-err == bte_corrupt ? "corrupt trace file" :
+					      "unrecognised format",
+			d[0] ? ": " : "", d);
+	else
+		fprintf(stderr, "btrace: cannot load '%s': %s\n", path,
+			bt_errno() ? strerror(bt_errno()) : bt_errstr(err));
+	return EXIT_FAIL;
+}
+
+/*
+ * Decode one thread, then check the part of its data the decoder read
+ * (the file is mapped and checked as far as it is used).
+ */
+static int decode_thread(struct show *s, const struct show_opts *o,
+			 const struct bt_capture *cap,
+			 const struct bt_decode_opts *dopts,
+			 struct bt_history **hist)
+{
+	int ret = bt_decode(cap, dopts, hist);
+
+	if (ret < 0) {
+		fprintf(stderr, "btrace: cannot decode thread %d: %s\n",
+			cap->tid, bt_errstr(ret));
+		return 0;
+	}
+	ret = bt_trace_check(s->trace, cap, (*hist)->data_begin, cap->size);
+	if (ret < 0) {
+		load_error(o->path, ret);
+		return -bte_corrupt;
+	}
+	return 0;
+}
+
 static int decode_threads(struct show *s, const struct show_opts *o)
 {
 	struct bt_decode_opts dopts = { .size = sizeof(dopts), .last = o->last,
@@ -205,12 +244,11 @@ static int decode_threads(struct show *s, const struct show_opts *o)
 		if (!o->all && t->thread[i].tid != tid)
 			continue;
 		hist = NULL;
-		ret = bt_decode(&t->thread[i], &dopts, &hist);
-		if (ret < 0)
-			fprintf(stderr, "btrace: cannot decode thread %d: %s\n",
-				t->thread[i].tid, bt_errstr(ret));
+		ret = decode_thread(s, o, &t->thread[i], &dopts, &hist);
 		s->threads[s->nthreads].tid = t->thread[i].tid;
 		s->threads[s->nthreads++].hist = hist;
+		if (ret < 0)
+			return ret;
 	}
 	if (!s->nthreads) {
 		fprintf(stderr, "btrace: no trace of thread %d in '%s'\n",
@@ -303,21 +341,6 @@ static int show_insns(struct show *s, const struct show_opts *o)
 	return 0;
 }
 
-static int load_error(const char *path, int err)
-{
-	const char *d = bt_errdetail();
-
-	if (-err == bte_format || -err == bte_corrupt)
-		fprintf(stderr, "btrace: cannot load '%s': %s%s%s\n", path,
-			-err == bte_corrupt ? "corrupt trace file" :
-					      "unrecognised format",
-			d[0] ? ": " : "", d);
-	else
-		fprintf(stderr, "btrace: cannot load '%s': %s\n", path,
-			bt_errno() ? strerror(bt_errno()) : bt_errstr(err));
-	return EXIT_FAIL;
-}
-
 int cmd_show(int argc, char **argv)
 {
 	struct show s = { 0 };
@@ -328,7 +351,7 @@ int cmd_show(int argc, char **argv)
 	ret = parse_args(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
-	ret = bt_trace_read(&s.trace, o.path);
+	ret = bt_trace_map(&s.trace, o.path);
 	if (ret < 0)
 		return load_error(o.path, ret);
 	ret = show_setup(&s, &o);

@@ -501,12 +501,22 @@ static int pt_resync(struct pt_block_decoder *dec)
 static int pass_run(struct pt_pass *ps, struct pt_block_decoder *dec,
 		    int status, int resync)
 {
+	int eos = 0;
+
 	for (;;) {
 		struct pt_block blk;
 		int err;
 
 		if (status & pts_event_pending)
 			status = pass_events(ps, dec, status);
+		/*
+		 * Past the last packet libipt follows code that needs no
+		 * trace: the block that settles the last branch, then direct
+		 * branches (a guess, see trim_guess).  Code it cannot find
+		 * there is not a gap in the trace.
+		 */
+		if (status >= 0 && (status & pts_eos))
+			eos = 1;
 		if (status >= 0) {
 			status = pt_blk_next(dec, &blk, sizeof(blk));
 			err = pass_block(ps, &blk);
@@ -517,7 +527,7 @@ static int pass_run(struct pt_pass *ps, struct pt_block_decoder *dec,
 				return err;
 			continue;
 		}
-		if (status == -pte_eos)
+		if (status == -pte_eos || (eos && status != -pte_nomem))
 			return 0;
 		if (status == -pte_nomem)
 			return bt_fail(bte_nomem, ENOMEM, "libipt");
@@ -637,6 +647,7 @@ static void tape_run(struct pt_tape *t, struct pt_block_decoder *dec,
 		     int status)
 {
 	uint64_t off = 0, last_off = UINT64_MAX;
+	int eos = 0;
 
 	for (;;) {
 		struct pt_block blk;
@@ -644,6 +655,8 @@ static void tape_run(struct pt_tape *t, struct pt_block_decoder *dec,
 
 		if (status & pts_event_pending)
 			status = tape_events(t, dec, status);
+		if (status >= 0 && (status & pts_eos))
+			eos = 1;	/* as in pass_run */
 		if (status >= 0) {
 			status = pt_blk_next(dec, &blk, sizeof(blk));
 			r = tape_next(t);
@@ -661,7 +674,7 @@ static void tape_run(struct pt_tape *t, struct pt_block_decoder *dec,
 			}
 			continue;
 		}
-		if (status == -pte_eos || status == -pte_nomem)
+		if (status == -pte_eos || status == -pte_nomem || eos)
 			return;
 		tape_error(t, status);
 		status = pt_resync(dec);
@@ -834,7 +847,7 @@ int bt_decode_pt(const struct bt_capture *cap,
 		 const struct bt_decode_opts *opts, struct bt_history *hist)
 {
 	struct bt_brvec vec = { 0 };
-	uint64_t start;
+	uint64_t start = 0;
 	int err;
 
 	if (!cap || !opts || !hist)
@@ -862,6 +875,8 @@ int bt_decode_pt(const struct bt_capture *cap,
 		bt_brvec_release(&vec);
 		return err;
 	}
+	/* Short of N entries, every PSB back to the first was looked for. */
+	hist->data_begin = opts->last && vec.n >= opts->last ? start : 0;
 	bt_brvec_to_history(&vec, opts->last, hist);
 	return 0;
 }
@@ -938,6 +953,12 @@ static int iwalk_resync(struct pt_insn_decoder *dec)
 	}
 }
 
+/*
+ * Past the end of the trace libipt still walks straight-line code and
+ * direct branches, up to the next instruction that needs trace: none of
+ * that is proven to have run.  Stop where it says pts_eos, as ptxed does
+ * (libipt's tests tip-eos, tnt_t-eos, tnt_n-eos, fup-tip-eos).
+ */
 static void iwalk_run(struct pt_iwalk *w, struct pt_insn_decoder *dec,
 		      int status)
 {
@@ -945,7 +966,7 @@ static void iwalk_run(struct pt_iwalk *w, struct pt_insn_decoder *dec,
 		struct pt_insn insn;
 
 		status = iwalk_events(w, dec, status);
-		if (w->ret)
+		if (w->ret || (status >= 0 && (status & pts_eos)))
 			return;
 		if (status >= 0) {
 			status = pt_insn_next(dec, &insn, sizeof(insn));

@@ -39,6 +39,8 @@ import types
 import gdb
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+# make install writes the installed btrace program here.
+_INSTALLED_PROGRAM = None
 _DEFAULT_LAST = 16
 _ALL = 10000000
 
@@ -63,7 +65,8 @@ _state = _State()
 
 class _ProgramParam(gdb.Parameter):
     """The btrace program the plugin runs (default: $BTRACE, the build
-    tree next to this plugin, then btrace in PATH)."""
+    tree next to this plugin, the one installed with it, then btrace in
+    PATH)."""
 
     set_doc = "Set the btrace program used by the btrace commands."
     show_doc = "Show the btrace program used by the btrace commands."
@@ -89,6 +92,8 @@ def _btrace_program():
     built = os.path.join(os.path.dirname(_HERE), "build", "btrace")
     if os.access(built, os.X_OK):
         return built
+    if _INSTALLED_PROGRAM and os.access(_INSTALLED_PROGRAM, os.X_OK):
+        return _INSTALLED_PROGRAM
     found = shutil.which("btrace")
     if found:
         return found

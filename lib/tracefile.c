@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -252,6 +253,28 @@ static void enc_maps(struct wbuf *b, const struct bt_maps *maps)
 	sec_end(b);
 }
 
+/*
+ * Format 1.1: after a thread's data, a CRC per chunk of it (and one of the
+ * fields before it), so that a reader that maps the file checks only the
+ * chunks it decodes.  Readers of 1.0 ignore it, as appended fields.
+ */
+static void enc_chunks(struct wbuf *b, const struct bt_capture *c)
+{
+	uint64_t n = (c->size + BT_TRACE_CHUNK - 1) / BT_TRACE_CHUNK, i;
+	size_t table = b->len, fields = b->len - c->size - THREAD_FIELDS;
+
+	wb_u32(b, BT_TRACE_CHUNK);
+	wb_u32(b, (uint32_t)n);
+	wb_u32(b, b->err ? 0 : bt_crc32(0, b->p + fields, THREAD_FIELDS));
+	for (i = 0; i < n; i++) {
+		uint64_t len = c->size - i * BT_TRACE_CHUNK;
+
+		len = len < BT_TRACE_CHUNK ? len : BT_TRACE_CHUNK;
+		wb_u32(b, bt_crc32(0, c->data + i * BT_TRACE_CHUNK, len));
+	}
+	wb_u32(b, b->err ? 0 : bt_crc32(0, b->p + table, b->len - table));
+}
+
 static void enc_thread(struct wbuf *b, const struct bt_capture *c)
 {
 	sec_begin(b, BT_SEC_THREAD, 0);
@@ -272,6 +295,7 @@ static void enc_thread(struct wbuf *b, const struct bt_capture *c)
 	wb_u32(b, c->pt_cpuid_15_ebx);
 	wb_u64(b, c->size);
 	wb_bytes(b, c->data, c->size);
+	enc_chunks(b, c);
 	sec_end(b);
 }
 
@@ -392,6 +416,16 @@ out:
 
 /* ---- reading: every length checked against what is left ---- */
 
+/*
+ * Fuzzers build with checksums ignored (the libFuzzer convention), so that
+ * they reach the section parsers instead of stopping at every CRC.
+ */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define crc_ok(crc, p, n) ((void)(crc), 1)
+#else
+#define crc_ok(crc, p, n) ((crc) == bt_crc32(0, (p), (n)))
+#endif
+
 struct rbuf {
 	const uint8_t *p;
 	size_t len, off;
@@ -507,12 +541,43 @@ static int rb_count(struct rbuf *r, size_t min, size_t *count)
 	return 0;
 }
 
+/* A mapped thread's data, checked chunk by chunk when asked. */
+struct lazy_thread {
+	size_t sec_off;		/* the section's offset in the file */
+	const uint8_t *crcs;	/* nchunks little-endian CRCs */
+	uint32_t chunk, nchunks;
+	uint8_t *checked;	/* one byte per chunk */
+};
+
+struct bt_trace_mapping {
+	void *base;
+	size_t len;
+	struct lazy_thread *lazy;	/* by thread index; chunk 0: none */
+	size_t nlazy_cap;
+};
+
 struct parser {
 	struct bt_trace *t;
 	int nomem;
 	int have_meta;
 	size_t ncode_cap, nthreads_cap;
+	/* bt_trace_map(): point into the file; thread data checked later */
+	struct bt_trace_mapping *map;
+	size_t sec_off;
+	int lazy;		/* the thread just parsed has a chunk table */
 };
+
+/* Copy @n bytes out of @r, or point into the mapping with ps->map. */
+static void *dec_bytes(struct parser *ps, struct rbuf *r, uint64_t n)
+{
+	if (!ps->map)
+		return rb_dup(r, n, &ps->nomem);
+	if (n > r->len - r->off) {
+		r->err = 1;
+		return NULL;
+	}
+	return (void *)rb_take(r, (size_t)n);
+}
 
 static int dec_meta(struct parser *ps, struct rbuf *r)
 {
@@ -611,6 +676,50 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
 	return 0;
 }
 
+/*
+ * The chunk table after a mapped thread's data (format 1.1), checked
+ * itself; without one (1.0) the section's CRC is checked as a whole.
+ */
+static int dec_chunks(struct parser *ps, struct rbuf *r, struct bt_capture *c)
+{
+	struct bt_trace_mapping *m = ps->map;
+	size_t table = r->off, idx = ps->t->nthreads - 1;
+	uint32_t chunk, n, fields_crc, crc;
+	struct lazy_thread *lz;
+	const uint8_t *crcs;
+
+	ps->lazy = 0;
+	if (r->len - r->off < 16)
+		return 0;
+	chunk = rb_u32(r);
+	n = rb_u32(r);
+	fields_crc = rb_u32(r);
+	if (!chunk || n != (c->size + chunk - 1) / chunk ||
+	    (uint64_t)n * 4 + 4 > r->len - r->off)
+		return -1;
+	crcs = rb_take(r, (size_t)n * 4);
+	crc = rb_u32(r);
+	if (!crc_ok(crc, r->p + table, r->off - table - 4) ||
+	    !crc_ok(fields_crc, c->data - THREAD_FIELDS, THREAD_FIELDS))
+		return -1;
+	if (grow((void **)&m->lazy, &m->nlazy_cap, idx, sizeof(*lz)) < 0) {
+		ps->nomem = 1;
+		return -1;
+	}
+	lz = &m->lazy[idx];
+	lz->checked = calloc(n ? n : 1, 1);
+	if (!lz->checked) {
+		ps->nomem = 1;
+		return -1;
+	}
+	lz->sec_off = ps->sec_off;
+	lz->crcs = crcs;
+	lz->chunk = chunk;
+	lz->nchunks = n;
+	ps->lazy = 1;
+	return 0;
+}
+
 static int dec_thread(struct parser *ps, struct rbuf *r)
 {
 	struct bt_trace *t = ps->t;
@@ -639,11 +748,13 @@ static int dec_thread(struct parser *ps, struct rbuf *r)
 	c->pt_cpuid_15_eax = rb_u32(r);
 	c->pt_cpuid_15_ebx = rb_u32(r);
 	size = rb_u64(r);
-	c->data = rb_dup(r, size, &ps->nomem);
+	c->data = dec_bytes(ps, r, size);
 	if (!c->data)
 		return -1;
 	c->size = size;
 	t->nthreads++;
+	if (ps->map)
+		return dec_chunks(ps, r, c);
 	return 0;
 }
 
@@ -668,7 +779,7 @@ static int dec_code(struct parser *ps, struct rbuf *r)
 		return -1;
 	}
 	c = &t->code[t->ncode];
-	c->bytes = rb_dup(r, size, &ps->nomem);
+	c->bytes = dec_bytes(ps, r, size);
 	if (!c->bytes)
 		return -1;
 	c->vaddr = vaddr;
@@ -711,16 +822,6 @@ static const dec_fn decoders[] = {
 	[BT_SEC_THREAD] = dec_thread, [BT_SEC_CODE] = dec_code,
 	[BT_SEC_SYMS] = dec_syms,
 };
-
-/*
- * Fuzzers build with checksums ignored (the libFuzzer convention), so that
- * they reach the section parsers instead of stopping at every CRC.
- */
-#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-#define crc_ok(crc, p, n) ((void)(crc), 1)
-#else
-#define crc_ok(crc, p, n) ((crc) == bt_crc32(0, (p), (n)))
-#endif
 
 static int check_header(const uint8_t *p, size_t len)
 {
@@ -770,6 +871,7 @@ static int parse_section(struct parser *ps, struct rbuf *r, int *end)
 	size_t at = r->off;
 	uint64_t len, pad;
 	struct rbuf sec;
+	int lazy;
 
 	if (r->len - r->off < SEC_HDR_SIZE)
 		return bt_fail(bte_corrupt, 0,
@@ -792,7 +894,9 @@ static int parse_section(struct parser *ps, struct rbuf *r, int *end)
 			       r->len - r->off);
 	sec = (struct rbuf){ .p = r->p + r->off, .len = len };
 	r->off += len + pad;
-	if (!crc_ok(crc, sec.p, len) || !zero(sec.p + len, pad))
+	/* A mapped thread's data waits for bt_trace_check(). */
+	lazy = ps->map && type == BT_SEC_THREAD;
+	if ((!lazy && !crc_ok(crc, sec.p, len)) || !zero(sec.p + len, pad))
 		return bt_fail(bte_corrupt, 0,
 			       "%s section at offset %zu: checksum mismatch",
 			       sec_name(type), at);
@@ -808,24 +912,57 @@ static int parse_section(struct parser *ps, struct rbuf *r, int *end)
 		return 0;	/* a newer writer's optional section */
 	}
 	/* Fields appended by newer minor versions are ignored. */
+	ps->sec_off = at;
+	ps->lazy = 0;
 	if (decoders[type](ps, &sec) < 0 || sec.err) {
 		if (ps->nomem)
 			return bt_fail(bte_nomem, ENOMEM, "loading a trace");
 		return bt_fail(bte_corrupt, 0,
-			       "%s section at offset %zu: inconsistent contents",
-			       sec_name(type), at);
+			       "%s section at offset %zu: %s", sec_name(type),
+			       at, lazy ? "checksum mismatch" :
+					  "inconsistent contents");
 	}
+	if (lazy && !ps->lazy && !crc_ok(crc, sec.p, len))
+		return bt_fail(bte_corrupt, 0,
+			       "%s section at offset %zu: checksum mismatch",
+			       sec_name(type), at);
 	return 0;
 }
 
-int bt_trace_parse(struct bt_trace **trace, const void *buf, size_t len)
+/* Forget what points into the mapping, which bt_trace_free() then keeps. */
+static void unmap_pointers(struct bt_trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nthreads; i++)
+		t->thread[i].data = NULL;
+	for (i = 0; i < t->ncode; i++)
+		t->code[i].bytes = NULL;
+	t->mapping = NULL;
+}
+
+static void mapping_free(struct bt_trace_mapping *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nlazy_cap; i++)
+		free(m->lazy[i].checked);
+	free(m->lazy);
+	if (m->base)
+		munmap(m->base, m->len);
+	free(m);
+}
+
+/* Parse @len bytes at @buf; with @map, point into them (bt_trace_map). */
+static int parse_buf(struct bt_trace **trace, const void *buf, size_t len,
+		     struct bt_trace_mapping *map)
 {
 	struct rbuf r = { .p = buf, .len = len, .off = HDR_SIZE };
-	struct parser ps = { 0 };
+	struct parser ps = { .map = map };
 	int ret, end = 0;
 
-	if (!trace || (!buf && len))
-		return bt_fail(bte_invalid, 0, "bt_trace_parse(NULL)");
 	*trace = NULL;
 	ret = check_header(buf, len);
 	if (ret < 0)
@@ -833,6 +970,7 @@ int bt_trace_parse(struct bt_trace **trace, const void *buf, size_t len)
 	ps.t = calloc(1, sizeof(*ps.t));
 	if (!ps.t)
 		return bt_fail(bte_nomem, ENOMEM, "loading a trace");
+	ps.t->mapping = map;
 	while (!end) {
 		ret = parse_section(&ps, &r, &end);
 		if (ret < 0)
@@ -845,8 +983,116 @@ int bt_trace_parse(struct bt_trace **trace, const void *buf, size_t len)
 	*trace = ps.t;
 	return 0;
 err:
+	if (map)
+		unmap_pointers(ps.t);	/* the caller's to release */
 	bt_trace_free(ps.t);
 	return ret;
+}
+
+int bt_trace_parse(struct bt_trace **trace, const void *buf, size_t len)
+{
+	if (!trace || (!buf && len))
+		return bt_fail(bte_invalid, 0, "bt_trace_parse(NULL)");
+	return parse_buf(trace, buf, len, NULL);
+}
+
+/* Open @path as a regular file: the fd, or a negative bt_error. */
+static int open_trace(const char *path, struct stat *st)
+{
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		return bt_fail(bt_errno_to_bte(e), e, "cannot open '%s'", path);
+	}
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		e = S_ISDIR(st->st_mode) ? EISDIR : errno;
+		close(fd);
+		return bt_fail(bte_format, e, "'%s' is not a regular file", path);
+	}
+	return fd;
+}
+
+int bt_trace_map(struct bt_trace **trace, const char *path)
+{
+	struct bt_trace_mapping *m;
+	struct stat st;
+	int fd, ret, e;
+
+	if (!trace || !path)
+		return bt_fail(bte_invalid, 0, "bt_trace_map(NULL)");
+	*trace = NULL;
+	fd = open_trace(path, &st);
+	if (fd < 0)
+		return fd;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		close(fd);
+		return bt_fail(bte_nomem, ENOMEM, "'%s'", path);
+	}
+	m->len = st.st_size;
+	if (m->len) {
+		m->base = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m->base == MAP_FAILED) {
+			e = errno;
+			m->base = NULL;
+			mapping_free(m);
+			close(fd);
+			return bt_fail(bt_errno_to_bte(e), e, "cannot map '%s'",
+				       path);
+		}
+	}
+	close(fd);
+	ret = parse_buf(trace, m->base ? m->base : "", m->len, m);
+	if (ret < 0)
+		mapping_free(m);
+	return ret;
+}
+
+static int check_chunk(const struct lazy_thread *lz, const uint8_t *data,
+		       uint64_t size, uint32_t i)
+{
+	uint64_t off = (uint64_t)i * lz->chunk;
+	uint64_t len = size - off < lz->chunk ? size - off : lz->chunk;
+	uint32_t crc;
+
+	memcpy(&crc, lz->crcs + (size_t)i * 4, 4);
+	if (crc_ok(le32toh(crc), data + off, len)) {
+		lz->checked[i] = 1;
+		return 0;
+	}
+	return bt_fail(bte_corrupt, 0,
+		       "thread section at offset %zu: checksum mismatch in data bytes %llu..%llu",
+		       lz->sec_off, (unsigned long long)off,
+		       (unsigned long long)(off + len));
+}
+
+int bt_trace_check(const struct bt_trace *t, const struct bt_capture *cap,
+		   uint64_t begin, uint64_t end)
+{
+	const struct lazy_thread *lz;
+	size_t idx;
+	uint32_t i;
+	int ret;
+
+	if (!t || !cap || cap < t->thread || cap >= t->thread + t->nthreads)
+		return bt_fail(bte_invalid, 0, "bt_trace_check: not a thread of the trace");
+	idx = cap - t->thread;
+	if (!t->mapping || idx >= t->mapping->nlazy_cap)
+		return 0;
+	lz = &t->mapping->lazy[idx];
+	end = end < cap->size ? end : cap->size;
+	if (!lz->chunk || begin >= end)
+		return 0;
+	for (i = begin / lz->chunk; i <= (end - 1) / lz->chunk; i++) {
+		if (lz->checked[i])
+			continue;
+		ret = check_chunk(lz, cap->data, cap->size, i);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }
 
 int bt_trace_read(struct bt_trace **trace, const char *path)
@@ -902,6 +1148,12 @@ void bt_trace_free(struct bt_trace *t)
 	free(t->exe);
 	free(t->backend);
 	bt_maps_release(&t->maps);
+	if (t->mapping) {
+		struct bt_trace_mapping *m = t->mapping;
+
+		unmap_pointers(t);
+		mapping_free(m);
+	}
 	for (i = 0; i < t->nthreads; i++)
 		bt_capture_release(&t->thread[i]);
 	free(t->thread);

@@ -10,7 +10,12 @@
 #include "btrace/tracefile.h"
 
 #define BT_TRACE_VERSION_MAJOR 1
-#define BT_TRACE_VERSION_MINOR 0
+#define BT_TRACE_VERSION_MINOR 1
+
+/* Thread data is checksummed per chunk of this many bytes (1.1). */
+#define BT_TRACE_CHUNK 65536u
+/* The thread section's fields before the data, data size included. */
+#define THREAD_FIELDS 60
 
 enum bt_sec_type {
 	BT_SEC_END = 1,

@@ -318,7 +318,8 @@ static void parse_newer_version(void **state)
 	size_t len;
 
 	encode(t, &buf, &len);
-	buf[8] = 2;	/* major version 2 */
+	buf[8] = 2;	/* major version 2.0 */
+	buf[10] = 0;
 	crc = htole32(bt_crc32(0, buf, 28));
 	memcpy(buf + 28, &crc, 4);
 	assert_int_equal(bt_trace_parse(&u, buf, len), -bte_format);
@@ -365,6 +366,82 @@ static void write_read(void **state)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/no/such/dir.trace", dir);
 	assert_int_equal(bt_trace_write(t, path), -bte_noent);
+	rmdir(dir);
+	bt_trace_free(t);
+}
+
+/* Write @t to a new file in @dir; the offset of thread 1's data. */
+static size_t write_big(const struct bt_trace *t, const char *path)
+{
+	uint8_t *buf, *at;
+	size_t len;
+
+	encode(t, &buf, &len);
+	at = memmem(buf, len, t->thread[1].data, 256);
+	assert_non_null(at);
+	assert_int_equal(bt_trace_write(t, path), 0);
+	free(buf);
+	return at - buf;
+}
+
+static void flip_byte(const char *path, size_t off)
+{
+	FILE *f = fopen(path, "r+b");
+	int c;
+
+	assert_non_null(f);
+	fseek(f, off, SEEK_SET);
+	c = fgetc(f);
+	fseek(f, off, SEEK_SET);
+	fputc(c ^ 0x40, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * bt_trace_map: the same trace as bt_trace_read, nothing copied; a
+ * thread's data checked per chunk, only where bt_trace_check asks.
+ */
+static void map_check(void **state)
+{
+	char dir[] = "/tmp/test_tracefile.XXXXXX", path[64];
+	struct bt_trace *t = sample(7), *u;
+	struct bt_capture *c = &t->thread[1];
+	size_t off, i;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/x.trace", dir);
+	free(c->data);
+	c->size = 5 * BT_TRACE_CHUNK + 123;
+	c->data = malloc(c->size);
+	for (i = 0; i < c->size; i++)
+		c->data[i] = (uint8_t)(i * 7 + i / 251);
+	off = write_big(t, path);
+	assert_int_equal(bt_trace_map(&u, path), 0);
+	assert_trace_equal(t, u);
+	assert_int_equal(bt_trace_check(u, &u->thread[1], 0, c->size), 0);
+	assert_int_equal(bt_trace_check(u, &u->thread[0], 0, 1), 0);
+	assert_int_equal(bt_trace_check(u, c, 0, 1), -bte_invalid);
+	bt_trace_free(u);
+
+	/* A damaged byte in the first chunk: found only when asked for. */
+	flip_byte(path, off + 10);
+	assert_int_equal(bt_trace_read(&u, path), -bte_corrupt);
+	assert_int_equal(bt_trace_map(&u, path), 0);
+	assert_int_equal(bt_trace_check(u, &u->thread[1], BT_TRACE_CHUNK,
+					c->size), 0);
+	assert_int_equal(bt_trace_check(u, &u->thread[1], 0, c->size),
+			 -bte_corrupt);
+	assert_non_null(strstr(bt_errdetail(), "data bytes 0..65536"));
+	bt_trace_free(u);
+	flip_byte(path, off + 10);
+
+	/* The fields before the data are checked at once. */
+	flip_byte(path, off - THREAD_FIELDS + 4);
+	assert_int_equal(bt_trace_map(&u, path), -bte_corrupt);
+	assert_null(u);
+	unlink(path);
+	assert_int_equal(bt_trace_map(&u, path), -bte_noent);
+	assert_int_equal(bt_trace_map(&u, dir), -bte_format);
 	rmdir(dir);
 	bt_trace_free(t);
 }
@@ -473,6 +550,7 @@ int main(void)
 		cmocka_unit_test(parse_unknown_section),
 		cmocka_unit_test(parse_newer_version),
 		cmocka_unit_test(write_read),
+		cmocka_unit_test(map_check),
 		cmocka_unit_test(symbol),
 		cmocka_unit_test(collect_syms),
 		cmocka_unit_test(add_image),

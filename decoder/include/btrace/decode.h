@@ -30,6 +30,12 @@ struct bt_history {
 	size_t count;
 	uint64_t lost;			/* as the capture says */
 	uint64_t ninsn;			/* instructions covered, 0 if unknown */
+	/*
+	 * The first byte of the capture's data the decoder read: what it
+	 * shows depends on no byte before it (PT's last N start at a PSB
+	 * near the end).  0: the whole capture.
+	 */
+	uint64_t data_begin;
 };
 
 /*

@@ -50,6 +50,8 @@ struct bt_trace {
 	size_t ncode;
 	struct bt_trace_sym *sym;	/* sorted by addr */
 	size_t nsyms;
+	/* bt_trace_map(): the mapped file and what is left to check. */
+	struct bt_trace_mapping *mapping;
 };
 
 /*
@@ -81,6 +83,26 @@ int bt_trace_save(struct bt_target *target, const struct bt_stop *stop,
  * -bte_corrupt if it is truncated or damaged.  bt_errdetail() says where.
  */
 int bt_trace_read(struct bt_trace **trace, const char *path);
+
+/*
+ * Map the trace file @path into a new *@trace, for a reader that decodes a
+ * part of a large trace (the last N branches): the threads' data and the
+ * code point into the mapping, nothing is copied, and a thread's data
+ * written with per-chunk checksums (format 1.1) is not checked until
+ * bt_trace_check() asks for a range of it.  Everything else is checked as
+ * bt_trace_read() does.  The mapping lives until bt_trace_free().
+ * Returns as bt_trace_read().
+ */
+int bt_trace_map(struct bt_trace **trace, const char *path);
+
+/*
+ * Check the bytes [@begin, @end) of the data of @cap, a thread of @trace
+ * from bt_trace_map(), against their chunks' checksums (each chunk once).
+ * Data checked at load, or from bt_trace_read(), passes at once.
+ * Returns 0; -bte_corrupt (bt_errdetail() says where); -bte_invalid.
+ */
+int bt_trace_check(const struct bt_trace *trace, const struct bt_capture *cap,
+		   uint64_t begin, uint64_t end);
 
 /* The same from @len bytes at @buf (which may be freed afterwards). */
 int bt_trace_parse(struct bt_trace **trace, const void *buf, size_t len);
