@@ -26,20 +26,6 @@ static const uint8_t magic[8] = { 0x89, 'B', 'T', 'R', '\r', '\n', 0x1a, '\n' };
 #define SEC_HDR_SIZE 24
 #define STR_NULL 0xffffffffu
 
-static const char *const sec_names[] = {
-	[BT_SEC_END] = "end",	    [BT_SEC_META] = "meta",
-	[BT_SEC_STOP] = "stop",	    [BT_SEC_STATS] = "stats",
-	[BT_SEC_MAPS] = "maps",	    [BT_SEC_THREAD] = "thread",
-	[BT_SEC_CODE] = "code",	    [BT_SEC_SYMS] = "syms",
-};
-
-static const char *sec_name(uint32_t type)
-{
-	if (type < BT_ARRAY_SIZE(sec_names) && sec_names[type])
-		return sec_names[type];
-	return "unknown";
-}
-
 /* CRC-32 (IEEE 802.3, as zlib's crc32()), table built on first use. */
 uint32_t bt_crc32(uint32_t crc, const void *buf, size_t len)
 {
@@ -814,14 +800,27 @@ static int dec_syms(struct parser *ps, struct rbuf *r)
 	return 0;
 }
 
-typedef int (*dec_fn)(struct parser *ps, struct rbuf *r);
-
-static const dec_fn decoders[] = {
-	[BT_SEC_META] = dec_meta,     [BT_SEC_STOP] = dec_stop,
-	[BT_SEC_STATS] = dec_stats,   [BT_SEC_MAPS] = dec_maps,
-	[BT_SEC_THREAD] = dec_thread, [BT_SEC_CODE] = dec_code,
-	[BT_SEC_SYMS] = dec_syms,
+/* The sections a reader knows: each one's name and parser. */
+static const struct {
+	const char *name;
+	int (*parse)(struct parser *ps, struct rbuf *r);
+} sections[] = {
+	[BT_SEC_END] = { "end", NULL },
+	[BT_SEC_META] = { "meta", dec_meta },
+	[BT_SEC_STOP] = { "stop", dec_stop },
+	[BT_SEC_STATS] = { "stats", dec_stats },
+	[BT_SEC_MAPS] = { "maps", dec_maps },
+	[BT_SEC_THREAD] = { "thread", dec_thread },
+	[BT_SEC_CODE] = { "code", dec_code },
+	[BT_SEC_SYMS] = { "syms", dec_syms },
 };
+
+static const char *sec_name(uint32_t type)
+{
+	if (type < BT_ARRAY_SIZE(sections) && sections[type].name)
+		return sections[type].name;
+	return "unknown";
+}
 
 static int check_header(const uint8_t *p, size_t len)
 {
@@ -904,7 +903,7 @@ static int parse_section(struct parser *ps, struct rbuf *r, int *end)
 		*end = 1;
 		return 0;
 	}
-	if (type >= BT_ARRAY_SIZE(decoders) || !decoders[type]) {
+	if (type >= BT_ARRAY_SIZE(sections) || !sections[type].parse) {
 		if (flags & BT_SECF_REQUIRED)
 			return bt_fail(bte_format, 0,
 				       "section type %u at offset %zu needs a newer btrace",
@@ -914,7 +913,7 @@ static int parse_section(struct parser *ps, struct rbuf *r, int *end)
 	/* Fields appended by newer minor versions are ignored. */
 	ps->sec_off = at;
 	ps->lazy = 0;
-	if (decoders[type](ps, &sec) < 0 || sec.err) {
+	if (sections[type].parse(ps, &sec) < 0 || sec.err) {
 		if (ps->nomem)
 			return bt_fail(bte_nomem, ENOMEM, "loading a trace");
 		return bt_fail(bte_corrupt, 0,

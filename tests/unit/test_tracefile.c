@@ -31,7 +31,7 @@ static struct bt_trace *sample(unsigned int seed)
 	t->stop = (struct bt_stop){ .reason = BT_STOP_SIGNAL, .tid = 4243,
 				    .signal = 11, .si_code = 1, .pc = 0x401000,
 				    .addr = 0x10 };
-	t->stats = (struct bt_stats){ 123456, 7890, 12 };
+	t->stats = (struct bt_stats){ .instructions = 123456, .branches = 7890, .stops = 12 };
 	t->buffer_size = 1 << 20;
 	t->maps.count = 3;
 	t->maps.map = calloc(3, sizeof(*t->maps.map));
