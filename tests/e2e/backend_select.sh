@@ -2,10 +2,7 @@
 # --backend: an explicit backend this machine lacks fails before the
 # program starts, with doctor's reason, exit 1, nothing left running;
 # auto takes the first usable of pt, bts, soft and says which and why.
-set -u
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$TESTDIR/e2e/lib/common.sh"
 
 "$BTRACE" doctor --json >"$work/doctor.json"
 verdict() {	# backend -> "usable" or its reason

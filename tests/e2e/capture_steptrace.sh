@@ -4,9 +4,8 @@
 # the branches derived from an independent PTRACE_SINGLESTEP trace of the
 # same program (tests/tools/steptrace.c), branch for branch; the stop and
 # the program's fate are the real ones.
-set -u
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$TESTDIR/e2e/lib/common.sh"
+tmp=$work
 fail=0
 
 # Both tracers must see the same execution: glibc's string functions branch
@@ -65,13 +64,13 @@ grep -q "^stop exit tid=[0-9]* sig=0 status=$want " "$tmp/sig.cap" &&
 # fork with a breakpoint in the code the child runs: a child not followed
 # gets the memory without our int3 (it would die of SIGTRAP: exit 105);
 # followed (-f), the child stops at it and both go on.
-work=$(nm "$TARGETS/cap_fork" | awk '$3 == "child_work" { print "0x" $1 }')
-"$TOOLS/captrace" -b "$work" -c 2 -- "$TARGETS/cap_fork" >"$tmp/fork.cap"
+child_at=$(nm "$TARGETS/cap_fork" | awk '$3 == "child_work" { print "0x" $1 }')
+"$TOOLS/captrace" -b "$child_at" -c 2 -- "$TARGETS/cap_fork" >"$tmp/fork.cap"
 grep -q "^stop exit tid=[0-9]* sig=0 status=6 " "$tmp/fork.cap" ||
 	{ echo "FAIL cap_fork: $(grep '^stop' "$tmp/fork.cap")"; fail=1; }
-"$TOOLS/captrace" -f -b "$work" -c 2 -- "$TARGETS/cap_fork" >"$tmp/forkf.cap"
+"$TOOLS/captrace" -f -b "$child_at" -c 2 -- "$TARGETS/cap_fork" >"$tmp/forkf.cap"
 if [ "$(grep -c '^stop' "$tmp/forkf.cap")" != 2 ] ||
-   ! grep -q "^stop break tid=[0-9]* .* pc=$(printf '0x%x' "$work") " "$tmp/forkf.cap" ||
+   ! grep -q "^stop break tid=[0-9]* .* pc=$(printf '0x%x' "$child_at") " "$tmp/forkf.cap" ||
    ! grep -q "^stop exit tid=[0-9]* sig=0 status=6 " "$tmp/forkf.cap"; then
 	echo "FAIL cap_fork -f:"; grep '^stop' "$tmp/forkf.cap"; fail=1
 fi

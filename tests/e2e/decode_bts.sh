@@ -1,23 +1,18 @@
 #!/usr/bin/env bash
 # btrace decode on synthesized BTS: intel_bts records (with the kernel's,
 # joined into syscalls) and perf samples give the walk's branches back.
-set -eu
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$TESTDIR/e2e/lib/common.sh"
+set -e
+dir=$work
 
 "$TOOLS/ptsynth" "$dir" 3 2000 >/dev/null
 raw="--raw $dir/code.bin:0x400000"
 # "FROM -> TO" of each branch row of btrace's text, "[gap]" for a gap.
-branches() {
-	awk '/-- gap:/ { print "[gap]"; next }
-	     / -> / { for (i = 1; i <= NF; i++) if ($i == "->") to = $(i + 1)
-		      for (i = 1; i <= NF; i++) if ($i ~ /^0x/) { print $i " -> " to; break } }'
-}
 
 # intel_bts: every entry the walk has; BTS has no gaps of its own here but
 # the walk's overflows lose records without a trace: compare up to the
 # first one.  (truth.txt is what PT can tell: BTS may have a few more.)
-"$BTRACE" decode --bts "$dir/trace.bts" $raw --all | branches >"$dir/got.txt"
+"$BTRACE" decode --bts "$dir/trace.bts" $raw --all | branch_pairs >"$dir/got.txt"
 n=$(grep -n '^\[gap\]' "$dir/truth.txt" | head -1 | cut -d: -f1)
 n=$(( ${n:-$(( $(wc -l <"$dir/truth.txt") + 1 ))} - 1 ))
 [ "$n" -gt 20 ]
@@ -31,7 +26,7 @@ for k in call return conditional interrupt; do
 done
 
 # perf samples: the same branches; the last 5 are the tail.
-"$BTRACE" decode --perf-bts "$dir/trace.perfbts" $raw --last 5 | branches >"$dir/p.txt"
+"$BTRACE" decode --perf-bts "$dir/trace.perfbts" $raw --last 5 | branch_pairs >"$dir/p.txt"
 [ "$(wc -l <"$dir/p.txt")" = 5 ]
 
 # Instructions between branches, walked through the code.

@@ -1,27 +1,22 @@
 #!/usr/bin/env bash
 # btrace decode on a synthesized PT stream: every branch and every
 # instruction of the ground truth, the last N, JSON, and usage errors.
-set -eu
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$TESTDIR/e2e/lib/common.sh"
+set -e
+dir=$work
 
 "$TOOLS/ptsynth" "$dir" 7 3000 1024 >/dev/null
 raw="--raw $dir/code.bin:0x400000"
 # "FROM -> TO" of each branch row of btrace's text, "[gap]" for a gap.
-branches() {
-	awk '/-- gap:/ { print "[gap]"; next }
-	     / -> / { for (i = 1; i <= NF; i++) if ($i == "->") to = $(i + 1)
-		      for (i = 1; i <= NF; i++) if ($i ~ /^0x/) { print $i " -> " to; break } }'
-}
 
 # Branches (gaps as "[gap]") against the truth.
 "$BTRACE" decode --pt "$dir/trace.pt" $raw --all >"$dir/out.txt"
-branches <"$dir/out.txt" >"$dir/got.txt"
+branch_pairs <"$dir/out.txt" >"$dir/got.txt"
 diff -u "$dir/truth.txt" "$dir/got.txt" | head -20
 cmp -s "$dir/truth.txt" "$dir/got.txt"
 
 # The default is the last 32.
-"$BTRACE" decode --pt "$dir/trace.pt" $raw | branches >"$dir/last.txt"
+"$BTRACE" decode --pt "$dir/trace.pt" $raw | branch_pairs >"$dir/last.txt"
 [ "$(wc -l <"$dir/last.txt")" = 32 ]
 tail -n 32 "$dir/got.txt" | cmp -s - "$dir/last.txt"
 

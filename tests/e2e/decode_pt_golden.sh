@@ -5,9 +5,8 @@
 # what btrace decode must print: "# @insn" every instruction of --insn,
 # "# @branch" every branch of --all ("FROM -> TO  KIND").  "%label" is the
 # label's address.
-set -u
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$TESTDIR/e2e/lib/common.sh"
+dir=$work
 org=0x1000
 command -v as >/dev/null && command -v objcopy >/dev/null ||
 	{ echo "skip: GNU as and objcopy (binutils) are needed"; exit 77; }

@@ -4,25 +4,20 @@
 # decoded by btrace decode against the program's ELF: the same branches.
 # glibc is kept off its AVX/EVEX string functions, which capstone 4 (the
 # software backend's and ptreal's disassembler) cannot all decode.
-set -eu
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$TESTDIR/e2e/lib/common.sh"
+set -e
+dir=$work
 prog=$TARGETS/recursion
 # "FROM -> TO" of each branch row of btrace's text, "[gap]" for a gap.
-branches() {
-	awk '/-- gap:/ { print "[gap]"; next }
-	     / -> / { for (i = 1; i <= NF; i++) if ($i == "->") to = $(i + 1)
-		      for (i = 1; i <= NF; i++) if ($i ~ /^0x/) { print $i " -> " to; break } }'
-}
 
 GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX,-BMI2,-EVEX \
 	"$TOOLS/captrace" -- "$prog" >"$dir/records.txt"
 "$TOOLS/ptreal" "$prog" "$dir/records.txt" "$dir/trace.pt" "$dir/want.txt"
 [ "$(wc -l <"$dir/want.txt")" -gt 1000 ]
-"$BTRACE" decode --pt "$dir/trace.pt" --elf "$prog" --all | branches >"$dir/got.txt"
+"$BTRACE" decode --pt "$dir/trace.pt" --elf "$prog" --all | branch_pairs >"$dir/got.txt"
 diff -u "$dir/want.txt" "$dir/got.txt" | head -20
 cmp -s "$dir/want.txt" "$dir/got.txt"
 # The last 32 are the tail.
-"$BTRACE" decode --pt "$dir/trace.pt" --elf "$prog" | branches >"$dir/last.txt"
+"$BTRACE" decode --pt "$dir/trace.pt" --elf "$prog" | branch_pairs >"$dir/last.txt"
 tail -n 32 "$dir/want.txt" | cmp -s - "$dir/last.txt"
 echo ok

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # btrace doctor: its verdicts and exit status agree with what this host's
 # sysfs and CPU say, in text and in JSON.
-set -u
-fail() { echo "FAIL: $*"; exit 1; }
+. "$TESTDIR/e2e/lib/common.sh"
 
 out=$("$BTRACE" doctor); rc=$?
 json=$("$BTRACE" doctor --json); jrc=$?

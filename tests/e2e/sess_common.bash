@@ -1,20 +1,7 @@
-# Shared by the attach and session tests (sourced; not a test itself).
-# Every process started here is killed on exit: tests leave nothing behind.
-set -u
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+# Shared by the attach and session tests (sourced; not a test itself): the
+# e2e setup (lib/common.sh) and helpers for programs that run meanwhile.
+. "$TESTDIR/e2e/lib/common.sh"
+WORK=$work
 
 # start_target NAME ARGS...: run a target in the background with its
 # output in $WORK/NAME.out; waits for its "ready" line; sets $TPID.

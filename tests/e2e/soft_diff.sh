@@ -9,7 +9,7 @@
 # such: the programs of the attach and session tests (they wait on
 # clocks, threads and input), and programs that do not end by themselves
 # or take more than 0.5 s untraced.
-set -u
+. "$TESTDIR/e2e/lib/common.sh"
 SOFTDIFF="$TOOLS/softdiff"
 [ -x "$SOFTDIFF" ] || { echo "no $SOFTDIFF"; exit 1; }
 fails=0 n=0

@@ -3,8 +3,7 @@
 # --only/--exclude let untraced code run natively, mark it with gaps and
 # still record callbacks into traced code; --from starts tracing at a
 # symbol, --until stops there.
-set -u
-fail() { echo "FAIL: $*"; exit 1; }
+. "$TESTDIR/e2e/lib/common.sh"
 FT="$TOOLS/fasttrace"
 # a symbol as fasttrace shows it: the file offset (non-PIE: from 0x400000)
 addr() {

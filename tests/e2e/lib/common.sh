@@ -1,13 +1,33 @@
 # SPDX-License-Identifier: MIT
-# Sourced by tests/e2e/run_*.sh: a scratch directory and small helpers.
+# The setup every e2e test sources: a scratch directory of its own ($work),
+# removed on exit with every process the test registered in PIDS killed,
+# and small helpers.  Tests leave nothing behind.
 set -u
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+work=$(mktemp -d "${TMPDIR:-/tmp}/btrace-e2e.XXXXXX") ||
+	{ echo "FAIL: no scratch directory"; exit 1; }
+PIDS=()
+e2e_cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	case $work in
+	"${TMPDIR:-/tmp}"/btrace-e2e.*) rm -rf "$work" ;;
+	esac
+}
+trap e2e_cleanup EXIT
 export PYTHONPATH="$TESTDIR/e2e/lib${PYTHONPATH:+:$PYTHONPATH}"
 
 fail() {
 	echo "FAIL: $*"
 	exit 1
+}
+
+# The "FROM -> TO" pairs (and "[gap]" lines) of btrace's text output on
+# stdin, addresses only.
+branch_pairs() {
+	awk '/-- gap:/ { print "[gap]"; next }
+	     / -> / { for (i = 1; i <= NF; i++) if ($i == "->") to = $(i + 1)
+		      for (i = 1; i <= NF; i++) if ($i ~ /^0x/) { print $i " -> " to; break } }'
 }
 
 # The exit status of "$@" run natively, as a shell reports it.
