@@ -426,33 +426,24 @@ static int rewrite_operand(struct rx *x, struct rx_emit *e,
 }
 
 /*
- * Push the 64-bit @value without touching flags, through @reg (saved in
- * its TCB slot @slot and put back) if it does not fit an imm32.  The push
- * may fault as the original call's would: a point for it, the program's
- * state there being the call's with @mask (and @reg) to restore.
+ * Push the 64-bit @value without touching flags or registers: push its
+ * low half (sign-extended), then store its high half over what that put
+ * there.  The push may fault as the original call's would: a point for
+ * it, the program's state there being the call's with @mask to restore.
+ * Between the two stores there is no point: a thread stopped there is
+ * stepped on to the next.
  */
-static int push_value(struct rx_emit *e, uint64_t value, int reg,
-		      uint32_t slot, int mask, uint64_t call)
+static int push_value(struct rx_emit *e, uint64_t value, int mask,
+		      uint64_t call)
 {
-	int rm = reg == R_AX ? RM_RAX : RM_RDX;
-
-	if (value < 0x80000000ull) {
-		if (point(e, PT_SAFE, call, 0, mask) < 0)
-			return -bte_nomem;
-		put8(e, 0x68);
-		put32(e, (uint32_t)value);
+	if (point(e, PT_SAFE, call, 0, mask) < 0)
+		return -bte_nomem;
+	put8(e, 0x68);			/* push $lo */
+	put32(e, (uint32_t)value);
+	if (value < 0x80000000ull)
 		return 0;
-	}
-	gs_mov(e, 0, reg, slot);
-	if (point(e, PT_SAFE, call, 0, mask | rm) < 0)
-		return -bte_nomem;
-	put8(e, 0x48);
-	put8(e, (uint8_t)(0xb8 + reg));
-	put64(e, value);
-	if (point(e, PT_SAFE, call, 0, mask | rm) < 0)
-		return -bte_nomem;
-	put8(e, (uint8_t)(0x50 + reg));
-	gs_mov(e, 1, reg, slot);
+	put(e, "\xc7\x44\x24\x04", 4);	/* movl $hi,4(%rsp) */
+	put32(e, (uint32_t)(value >> 32));
 	return 0;
 }
 
@@ -535,8 +526,7 @@ static int emit_indirect(struct rx *x, const struct rb *b, struct rx_emit *e)
 		if (ret < 0)
 			return ret;
 		if (b->term == RB_ICALL) {
-			ret = push_value(e, b->next, R_AX, TCB_RAX, RM_RDX,
-					 b->end);
+			ret = push_value(e, b->next, RM_RDX, b->end);
 			if (ret < 0)
 				return ret;
 		}
@@ -632,8 +622,7 @@ int rx_translate(struct rx *x, const struct rb *b, struct rx_emit *e)
 			if (ret == 0)
 				ret = point(e, PT_SAFE, b->end, 0, 0);
 			if (ret == 0)
-				ret = push_value(e, b->next, R_DX, TCB_RDX, 0,
-						 b->end);
+				ret = push_value(e, b->next, 0, b->end);
 			if (ret == 0)
 				ret = link(e, b->target);
 			break;
