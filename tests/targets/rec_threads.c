@@ -9,14 +9,16 @@
  *	rec_threads sum ROUNDS NAP_US
  *		ROUNDS rounds of eight workers started, joined and summed,
  *		NAP_US microseconds between rounds; prints "ready" first and
- *		the sum at the end, which does
- *		not depend on timing (attach tests compare it with an
- *		untraced run).
+ *		the sum at the end, which does not depend on timing (attach
+ *		tests compare it with an untraced run).  ROUNDS 0: rounds
+ *		until SIGUSR1, then "ROUNDS SUM" (as long as a test needs,
+ *		however loaded the machine).
  *
  * Each worker's work is its own: calls, a loop, a switch and a callback
  * through a function pointer, on its own data.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +112,13 @@ static unsigned int round_of(unsigned int r, void *(*last)(void *),
 	return sum;
 }
 
+static volatile sig_atomic_t done;
+
+static void on_usr1(int sig)
+{
+	done = sig;
+}
+
 static void nap(long us)
 {
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
@@ -132,12 +141,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rounds = (unsigned int)atoi(argv[2]);
+	signal(SIGUSR1, on_usr1);
 	printf("ready\n");
 	fflush(stdout);
-	for (r = 0; r < rounds; r++) {
+	for (r = 0; rounds ? r < rounds : !done; r++) {
 		sum += round_of(r, NULL, 0);
 		nap(atol(argv[3]));
 	}
-	printf("%u\n", sum);
+	if (rounds)
+		printf("%u\n", sum);
+	else
+		printf("%u %u\n", r, sum);
 	return 0;
 }
