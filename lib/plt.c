@@ -264,6 +264,46 @@ static int scan_sections(struct plt_scan *ps)
 	return 0;
 }
 
+/* How well a symbol at the address names an IFUNC stub; 0: not at all. */
+static int namer_rank(const GElf_Sym *sym, int symtab)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	if (sym->st_shndx == SHN_UNDEF ||
+	    (type != STT_GNU_IFUNC && type != STT_FUNC))
+		return 0;
+	return (type == STT_GNU_IFUNC) * 8 + symtab * 4 +
+	       (GELF_ST_BIND(sym->st_info) != STB_LOCAL) * 2 + 1;
+}
+
+const char *bt_plt_elf_namer(void *ctx, uint64_t addr)
+{
+	const char *best = NULL;
+	int rank, best_rank = 0;
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	size_t i;
+
+	while ((scn = elf_nextscn(ctx, scn))) {
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			if (!gelf_getsym(data, i, &sym) || sym.st_value != addr)
+				continue;
+			rank = namer_rank(&sym, sh.sh_type == SHT_SYMTAB);
+			if (rank > best_rank) {
+				best_rank = rank;
+				best = elf_strptr(ctx, sh.sh_link, sym.st_name);
+			}
+		}
+	}
+	return best;
+}
+
 int bt_plt_read(Elf *elf, bt_plt_namer namer, void *ctx, struct bt_plt *plt)
 {
 	struct slotvec slots = { 0 };

@@ -32,6 +32,12 @@ struct bt_plt {
 typedef const char *(*bt_plt_namer)(void *ctx, uint64_t addr);
 
 /*
+ * A namer that reads the ELF file itself (@ctx is its Elf *): the IFUNC
+ * symbol at @addr in .symtab, else in .dynsym, else any function there.
+ */
+const char *bt_plt_elf_namer(void *ctx, uint64_t addr);
+
+/*
  * Read the PLT stubs of @elf (.plt, .plt.sec, .plt.got) into @plt, which
  * bt_plt_release() empties.  @namer may be NULL.  A file without stubs
  * (or with their sections stripped to NOBITS, as a separate debug file)

@@ -4,7 +4,8 @@
 # are binutils' own, stub by stub, on the C library, the loader, large
 # programs, and a program linked with IBT stubs (.plt.sec); then
 # btrace run names the call to puts@plt and the stub's jump in its text and
-# JSON, stripped or not, and a static program's IFUNC stubs by their
+# JSON, stripped or not, as does show, from the ELF file or from the names
+# saved in the trace; a static program's IFUNC stubs are named by their
 # functions (strlen@plt), where binutils has no names.
 . "$TESTDIR/e2e/lib/common.sh"
 . "$TESTDIR/e2e/lib/debuginfo.sh"
@@ -73,6 +74,16 @@ grep -E 'work\+0x[0-9a-f]+ .*call .*-> 0x[0-9a-f]+ +puts@plt' "$work/out.txt" ||
 	fail "no call to puts@plt in the text"
 grep -E '^ +-[0-9]+ +0x[0-9a-f]+ +puts@plt +jmp qword ptr' "$work/out.txt" ||
 	fail "no jump from puts@plt in the text"
+
+# show: from the ELF file, and from the names saved in the trace when the
+# file is gone.
+cp "$TARGETS/plt_dyn" "$work/saved"
+"$BTRACE" run --save "$work/t.trace" --last 1 -- "$work/saved" >/dev/null 2>&1
+"$BTRACE" show --json --last 100000 "$work/t.trace" >"$work/show.json" || fail show
+check "$work/show.json" 0
+rm "$work/saved"
+"$BTRACE" show --json --last 100000 "$work/t.trace" >"$work/show.json" || fail show
+check "$work/show.json" 0
 
 # A static program: the C library calls its IFUNCs through stubs that
 # IRELATIVE relocations fill; each is named by its IFUNC symbol (nm's "i")

@@ -17,36 +17,6 @@
 
 #include "plt.h"
 
-/* The function symbol at @addr, from .symtab or else .dynsym. */
-static const char *resolver(void *ctx, uint64_t addr)
-{
-	Elf *elf = ctx;
-	const char *found = NULL;
-	Elf_Scn *scn = NULL;
-	Elf_Data *data;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	size_t i;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			if (!gelf_getsym(data, i, &sym) || sym.st_value != addr ||
-			    sym.st_shndx == SHN_UNDEF)
-				continue;
-			if (GELF_ST_TYPE(sym.st_info) == STT_FUNC ||
-			    GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC)
-				found = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (found && sh.sh_type == SHT_SYMTAB)
-				return found;
-		}
-	}
-	return found;
-}
-
 static int dump(const char *path, int named)
 {
 	struct bt_plt plt;
@@ -59,7 +29,7 @@ static int dump(const char *path, int named)
 		return 1;
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || bt_plt_read(elf, named ? resolver : NULL, elf, &plt) < 0) {
+	if (!elf || bt_plt_read(elf, named ? bt_plt_elf_namer : NULL, elf, &plt) < 0) {
 		fprintf(stderr, "pltdump: %s: cannot read\n", path);
 		close(fd);
 		return 1;
