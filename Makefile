@@ -12,7 +12,7 @@ ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
-LIBS     := -lipt -lcapstone -lZydis -ldw -lelf -lreadline -lpthread
+LIBS     := -lipt -lcapstone -lZydis -ldw -ldebuginfod -lelf -lreadline -lpthread
 TESTLIBS := -lcmocka
 
 ifeq ($(V),1)
@@ -25,12 +25,13 @@ endif
 # each one is there (checked without running dpkg on every make).
 DEB_PKGS := libipt-dev libcapstone-dev libreadline-dev libdw-dev libelf-dev \
             libcmocka-dev pkg-config gdb python3 libzydis-dev sqlite3 \
-            xz-utils
+            xz-utils libdebuginfod-dev debuginfod
 DEB_FILES := /usr/include/intel-pt.h /usr/include/capstone/capstone.h \
              /usr/include/readline/readline.h /usr/include/elfutils/libdwfl.h \
              /usr/include/libelf.h /usr/include/cmocka.h /usr/bin/pkg-config \
              /usr/bin/gdb /usr/bin/python3 /usr/include/Zydis/Zydis.h \
-             /usr/bin/sqlite3 /usr/bin/xz
+             /usr/bin/sqlite3 /usr/bin/xz /usr/include/elfutils/debuginfod.h \
+             /usr/bin/debuginfod
 
 BUILD    := build
 LIB_SRC  := $(sort $(wildcard lib/*.c))
@@ -132,7 +133,7 @@ PIC_DEC   := $(DEC_SRC:%.c=$(BUILD)/pic/%.o)
 SOBT      := $(BUILD)/libbtrace.so.$(VERSION)
 SODEC     := $(BUILD)/libbtdecode.so.$(VERSION)
 LIBBT_LIBS  := -lcapstone -lZydis -ldw -lelf -lpthread
-LIBDEC_LIBS := -lipt -lcapstone -ldw -lelf
+LIBDEC_LIBS := -lipt -lcapstone -ldw -ldebuginfod -lelf
 
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin

@@ -12,6 +12,7 @@
 #include "btrace/btrace.h"
 #include "btrace/doctor.h"
 #include "cmd.h"
+#include "debuginfo.h"
 #include "run_trace.h"
 #include "session.h"
 
@@ -43,7 +44,10 @@ static void attach_usage(FILE *f)
 		"  --batch            exit after the -ex commands (detaching)\n"
 		"  --save FILE        at the first stop, save the trace to FILE\n"
 		"  --soft-mode record|fast|step, --only GLOB, --exclude GLOB,\n"
-		"  --from SYMBOL, --until SYMBOL, --follow-fork   as for btrace run\n",
+		"  --from SYMBOL, --until SYMBOL, --follow-fork   as for btrace run\n"
+		"  --debug-dir DIR    separate debug files under DIR (':' between\n"
+		"                     several) instead of /usr/lib/debug\n"
+		"  --no-debuginfod    fetch nothing from DEBUGINFOD_URLS' servers\n",
 		BT_SESSION_LAST_DEFAULT);
 }
 
@@ -147,6 +151,10 @@ static int parse_option(struct attach_args *a, int argc, char **argv, int *i)
 		return push(a->ex, &a->sopts.nex, a->save_cmd);
 	} else if (!strcmp(argv[*i], "--batch")) {
 		a->sopts.batch = 1;
+	} else if ((v = opt_value(argc, argv, i, "--debug-dir"))) {
+		return debuginfo_option(OPT_DEBUG_DIR, v) ? -1 : 0;
+	} else if (!strcmp(argv[*i], "--no-debuginfod")) {
+		return debuginfo_option(OPT_NO_DEBUGINFOD, NULL) ? -1 : 0;
 	} else if (trace_option(a, argc, argv, i, &v)) {
 		return v ? 0 : -1;
 	} else {

@@ -19,7 +19,10 @@
 
 #include "btrace/btrace.h"
 #include "cmd.h"
+#include "debuginfo.h"
 #include "print.h"
+
+#define DECODE_MAX_ELF 64
 
 struct decode_args {
 	int format;
@@ -27,6 +30,10 @@ struct decode_args {
 	size_t last;
 	int insn, json;
 	struct bt_image *image;
+	/* --elf files, for symbols once every option is known */
+	char *elf[DECODE_MAX_ELF];
+	uint64_t elf_bias[DECODE_MAX_ELF];
+	size_t nelf;
 };
 
 static void decode_usage(FILE *f)
@@ -38,7 +45,10 @@ static void decode_usage(FILE *f)
 		"  --last N            the last N branches (default 32)\n"
 		"  --all               every branch\n"
 		"  --insn              every instruction, one per line\n"
-		"  --json              JSON output\n");
+		"  --json              JSON output\n"
+		"  --debug-dir DIR     separate debug files of the --elf files under\n"
+		"                      DIR (':' between several), not /usr/lib/debug\n"
+		"  --no-debuginfod     fetch nothing from DEBUGINFOD_URLS' servers\n");
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -68,7 +78,21 @@ static char *split_addr(const char *arg, uint64_t *addr, int optional)
 	return path;
 }
 
-static int add_code(struct bt_image *image, const char *arg, int elf)
+/* Keep --elf @path (taken) for symbols. */
+static int keep_elf(struct decode_args *a, char *path, uint64_t bias)
+{
+	if (a->nelf == DECODE_MAX_ELF) {
+		fprintf(stderr, "btrace: at most %d --elf files\n",
+			DECODE_MAX_ELF);
+		free(path);
+		return EXIT_USAGE;
+	}
+	a->elf[a->nelf] = path;
+	a->elf_bias[a->nelf++] = bias;
+	return 0;
+}
+
+static int add_code(struct decode_args *a, const char *arg, int elf)
 {
 	uint64_t addr;
 	char *path = split_addr(arg, &addr, elf);
@@ -86,13 +110,31 @@ static int add_code(struct bt_image *image, const char *arg, int elf)
 		free(path);
 		return EXIT_FAIL;
 	}
-	err = elf ? bt_image_add_elf(image, path, addr)
-		  : bt_image_add_file(image, path, 0, st.st_size, addr);
-	if (err < 0)
+	err = elf ? bt_image_add_elf(a->image, path, addr)
+		  : bt_image_add_file(a->image, path, 0, st.st_size, addr);
+	if (err < 0) {
 		fprintf(stderr, "btrace: cannot load '%s': %s\n", path,
 			bt_errstr(err));
+		free(path);
+		return EXIT_FAIL;
+	}
+	if (elf)
+		return keep_elf(a, path, addr);
 	free(path);
-	return err < 0 ? EXIT_FAIL : 0;
+	return 0;
+}
+
+/* Symbols and lines of the --elf files; NULL if none. */
+static struct bt_symtab *elf_symbols(const struct decode_args *a)
+{
+	struct bt_symtab *st = NULL;
+	size_t i;
+
+	if (!a->nelf || bt_symtab_alloc(&st, debuginfo_opts()) < 0)
+		return NULL;
+	for (i = 0; i < a->nelf; i++)
+		bt_symtab_add_elf(st, a->elf[i], a->elf_bias[i]);
+	return st;
 }
 
 /*
@@ -155,6 +197,7 @@ static int print_branches(const struct bt_capture *cap,
 	}
 	if (bt_disasm_alloc(&pc.dis) < 0)
 		pc.dis = NULL;
+	pc.symtab = elf_symbols(a);
 	pc.color = !a->json && print_want_color(stdout, 0);
 	th.hist = hist;
 	r.threads = &th;
@@ -163,6 +206,7 @@ static int print_branches(const struct bt_capture *cap,
 		print_report_json(stdout, &r, &pc);
 	else
 		print_report_text(stdout, &r, &pc);
+	bt_symtab_free(pc.symtab);
 	bt_disasm_free(pc.dis);
 	bt_history_free(hist);
 	return 0;
@@ -256,6 +300,7 @@ static const struct option decode_opts[] = {
 	{ "insn", no_argument, NULL, 'i' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "help", no_argument, NULL, 'h' },
+	DEBUGINFO_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -271,7 +316,7 @@ static int parse_opt(struct decode_args *a, int c)
 		return set_input(a, BT_FMT_PERF_BTS, optarg);
 	case 'e':
 	case 'r':
-		return add_code(a->image, optarg, c == 'e');
+		return add_code(a, optarg, c == 'e');
 	case 'n':
 		a->last = cmd_parse_count(optarg, CMD_MAX_LAST);
 		if (!a->last) {
@@ -292,6 +337,9 @@ static int parse_opt(struct decode_args *a, int c)
 	case 'h':
 		decode_usage(stdout);
 		return -1;
+	case OPT_DEBUG_DIR:
+	case OPT_NO_DEBUGINFOD:
+		return debuginfo_option(c, optarg);
 	}
 	decode_usage(stderr);
 	return EXIT_USAGE;
@@ -335,6 +383,8 @@ int cmd_decode(int argc, char **argv)
 	} else if (!ret) {
 		ret = decode_run(&a);
 	}
+	while (a.nelf)
+		free(a.elf[--a.nelf]);
 	bt_image_free(a.image);
 	return ret;
 }

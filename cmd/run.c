@@ -17,6 +17,7 @@
 
 #include "btrace/btrace.h"
 #include "cmd.h"
+#include "debuginfo.h"
 #include "run_trace.h"
 #include "print.h"
 #include "save.h"
@@ -43,6 +44,7 @@ static const char run_usage[] =
 	"                  [--buffer-size SIZE] [--no-color] [--save FILE]\n"
 	"                  [--save-on-crash DIR] [--soft-mode record|fast|step]\n"
 	"                  [--only GLOB] [--exclude GLOB] [--from SYM] [--until SYM]\n"
+	"                  [--debug-dir DIR] [--no-debuginfod]\n"
 	"                  [-i] -- PROGRAM [ARGS...]\n";
 
 static const char run_help[] =
@@ -57,6 +59,7 @@ static const char run_help[] =
 	"                         (suffixes K, M, G; default 1M)\n"
 	"      --no-color         no colours, even on a terminal\n"
 	RUN_TRACE_HELP
+	DEBUGINFO_HELP
 	"      --save FILE        save the trace to FILE at the stop (btrace show)\n"
 	"      --save-on-crash DIR  only if it dies of a signal: save the trace\n"
 	"                         to DIR/btrace-PROGRAM-PID.trace\n"
@@ -138,6 +141,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		{ "interactive", no_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		RUN_TRACE_LONGOPTS,
+		DEBUGINFO_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, r;
@@ -185,6 +189,12 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_TRACE_FIRST ... OPT_TRACE_LAST:
 			r = run_trace_option(&o->trace, c, optarg);
+			if (r)
+				return r;
+			break;
+		case OPT_DEBUG_DIR:
+		case OPT_NO_DEBUGINFOD:
+			r = debuginfo_option(c, optarg);
 			if (r)
 				return r;
 			break;
@@ -282,7 +292,7 @@ static int report(struct bt_target *t, const struct bt_stop *stop,
 		fprintf(stderr, "btrace: no trace of thread %d: %s\n",
 			stop->tid, bt_errstr(ret));
 	th.hist = hist;
-	if (bt_symtab_from_pid(&pc.symtab, r.pid) < 0)
+	if (bt_symtab_from_pid_opts(&pc.symtab, r.pid, debuginfo_opts()) < 0)
 		pc.symtab = NULL;	/* gone already: addresses only */
 	if (bt_disasm_alloc(&pc.dis) < 0)
 		pc.dis = NULL;

@@ -24,6 +24,7 @@
 
 #include "btrace/btrace.h"
 #include "cmd.h"
+#include "debuginfo.h"
 #include "save.h"
 #include "session.h"
 
@@ -155,7 +156,7 @@ static struct bt_symtab *sess_symtab(struct bt_session *s)
 	struct bt_symtab *st;
 
 	if (s->symtab_stale && s->state != SESS_GONE &&
-	    bt_symtab_from_pid(&st, s->pid) == 0) {
+	    bt_symtab_from_pid_opts(&st, s->pid, debuginfo_opts()) == 0) {
 		bt_symtab_free(s->symtab);
 		s->symtab = st;
 	}
@@ -1155,6 +1156,31 @@ static int do_save(struct bt_session *s, int argc, char **argv, int mods)
 	return save_trace(s->target, &s->stop, argv[1]) < 0 ? -1 : 0;
 }
 
+static void sym_names_free(void);
+
+/* debug-dir [DIR]: gdb's set/show debug-file-directory. */
+static int do_debug_dir(struct bt_session *s, int argc, char **argv,
+			int mods)
+{
+	if (argc > 2) {
+		fprintf(stderr, "btrace: usage: debug-dir [DIR]\n");
+		return -1;
+	}
+	if (argc == 2) {
+		if (debuginfo_set_dir(argv[1]) < 0)
+			return -1;
+		/* Symbols are looked for again, at their next use. */
+		s->symtab_stale = 1;
+		sym_names_free();
+		if (s->state == SESS_GONE)
+			printf("process %d is gone: its symbols stay as they were\n",
+			       s->pid);
+	}
+	printf("separate debug files are looked for in %s\n",
+	       debuginfo_dir());
+	return 0;
+}
+
 static const struct sess_cmd commands[] = {
 	{ "last", do_last,
 	  "last[/s][/d] [N | -A,-B]\n"
@@ -1180,6 +1206,10 @@ static const struct sess_cmd commands[] = {
 	  "info\n  backend, buffer size and fill, records lost, stats" },
 	{ "save", do_save,
 	  "save FILE\n  write the trace to FILE (mode 0600) for btrace show" },
+	{ "debug-dir", do_debug_dir,
+	  "debug-dir [DIR]\n"
+	  "  show or set where separate debug files are looked for (gdb's\n"
+	  "  debug-file-directory; ':' between several); symbols reload" },
 	{ "detach", do_detach,
 	  "detach\n  stop tracing, leave the process running, exit" },
 	{ "kill", do_kill, "kill\n  kill the process and exit" },

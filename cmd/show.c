@@ -15,6 +15,7 @@
 
 #include "btrace/btrace.h"
 #include "cmd.h"
+#include "debuginfo.h"
 #include "print.h"
 
 #define SHOW_DEFAULT_LAST 32
@@ -31,7 +32,7 @@ struct show_opts {
 
 static const char show_usage[] =
 	"usage: btrace show [--last N] [--insn] [--json] [--thread TID | --all]\n"
-	"                   [--no-color] FILE\n";
+	"                   [--no-color] [--debug-dir DIR] [--no-debuginfod] FILE\n";
 
 static const char show_help[] =
 	"Show the branch history saved in trace FILE (written by run --save,\n"
@@ -43,6 +44,9 @@ static const char show_help[] =
 	"  -t, --thread TID   that thread (default: the one that stopped)\n"
 	"  -a, --all          every thread\n"
 	"      --no-color     no colours, even on a terminal\n"
+	"      --debug-dir DIR  separate debug files under DIR (':' between\n"
+	"                     several) instead of /usr/lib/debug\n"
+	"      --no-debuginfod  fetch nothing from DEBUGINFOD_URLS' servers\n"
 	"  -h, --help         this help\n";
 
 static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ...)
@@ -71,9 +75,10 @@ static int parse_args(int argc, char **argv, struct show_opts *o)
 		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 		{ "no-colour", no_argument, NULL, OPT_NO_COLOR },
 		{ "help", no_argument, NULL, 'h' },
+		DEBUGINFO_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	o->last = SHOW_DEFAULT_LAST;
@@ -104,6 +109,12 @@ static int parse_args(int argc, char **argv, struct show_opts *o)
 			break;
 		case OPT_NO_COLOR:
 			o->no_color = 1;
+			break;
+		case OPT_DEBUG_DIR:
+		case OPT_NO_DEBUGINFOD:
+			r = debuginfo_option(c, optarg);
+			if (r)
+				return r;
 			break;
 		case 'h':
 			printf("%s\n%s", show_usage, show_help);
@@ -156,7 +167,8 @@ static int show_setup(struct show *s, const struct show_opts *o)
 		return ret;
 	s->pc.read = read_image;
 	s->pc.read_ctx = s->image;
-	if (bt_symtab_from_maps(&s->pc.symtab, &s->trace->maps) < 0)
+	if (bt_symtab_from_maps_opts(&s->pc.symtab, &s->trace->maps,
+				     debuginfo_opts()) < 0)
 		s->pc.symtab = NULL;
 	if (s->pc.symtab)
 		bt_symtab_set_fallback(s->pc.symtab, saved_symbol, s->trace);

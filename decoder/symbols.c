@@ -5,8 +5,16 @@
  * shared libraries, the vDSO read from its memory); saved mappings with
  * dwfl_report_elf() per file.  Every module's ELF, symbol table and DWARF
  * are loaded when the symtab is made, so that it keeps working after the
- * process is gone.
+ * process is gone, and so that debug files are searched for (and fetched
+ * from debuginfod) there and only there.
+ *
+ * libdwfl finds what gdb finds: MiniDebugInfo (its symbol table reads
+ * .gnu_debugdata, xz-compressed), separate debug files by build-id and by
+ * .gnu_debuglink under its debuginfo_path, and debuginfod through
+ * dwfl_standard_find_debuginfo().  It synthesizes no PLT symbols: those
+ * come from lib/plt.c, per module.
  */
+#include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -15,13 +23,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "btrace/error.h"
 #include "btrace/symbols.h"
 #include "internal.h"
+#include "plt.h"
 
 #define CACHE_SLOTS 4096	/* direct-mapped, a power of two */
+/*
+ * The head of libdwfl's debuginfo_path, as in its default: beside the file,
+ * then in its .debug/ subdirectory; the debug directories follow.
+ */
+#define DEBUGINFO_PATH_LOCAL ":.debug"
+#define URLS_ENV "DEBUGINFOD_URLS"
 
 struct sym_slot {
 	uint64_t addr;
@@ -30,42 +46,235 @@ struct sym_slot {
 	struct bt_sym sym;
 };
 
+/* What we keep per module: its userdata in libdwfl. */
+struct sym_module {
+	struct bt_symtab *st;
+	char *name;		/* basename: dwfl's names are full paths */
+	char *what;		/* the file, or "[vdso]", for fetch messages */
+	Dwarf_Addr bias;
+	struct bt_plt plt;	/* file addresses */
+};
+
 struct bt_symtab {
 	Dwfl *dwfl;
+	Dwfl_Callbacks cb;	/* dwfl keeps a pointer to it */
+	char *debuginfo_path;	/* cb.debuginfo_path points here */
+	struct bt_symtab_opts opts;
 	struct sym_slot *cache;
-	/* Module basenames, owned here: dwfl's names are full paths. */
-	char **names;
-	size_t nnames;
+	struct sym_module **mods;
+	size_t nmods;
+	const char *fetching;	/* whose debug file is being looked for */
+	int fetch_told;		/* ... and opts.fetch was told */
 	bt_sym_fallback_fn fallback;
 	void *fallback_ctx;
 };
 
-static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-};
+/* ---- options ---- */
 
-static const Dwfl_Callbacks file_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-};
-
-static int symtab_new(struct bt_symtab **out, const Dwfl_Callbacks *cb)
+static void opts_copy(struct bt_symtab_opts *dst,
+		      const struct bt_symtab_opts *src)
 {
-	struct bt_symtab *st;
+	memset(dst, 0, sizeof(*dst));
+	if (src)
+		memcpy(dst, src, src->size < sizeof(*dst) ? src->size
+							  : sizeof(*dst));
+	dst->size = sizeof(*dst);
+}
+
+/*
+ * Append @len bytes of @dir, made absolute (libdwfl reads a relative one
+ * as below the file's directory), to the path being built in *@path.
+ */
+static int path_append(char **path, const char *dir, size_t len)
+{
+	char *name = strndup(dir, len), *abs = NULL, *p;
+	struct stat st;
+	int ret = 0;
+
+	if (!name)
+		return bt_fail(bte_nomem, ENOMEM, "debug directory");
+	abs = realpath(name, NULL);
+	if (!abs || stat(abs, &st) < 0)
+		ret = bt_fail(bt_errno_to_bte(errno), errno,
+			      "debug directory '%s'", name);
+	else if (!S_ISDIR(st.st_mode))
+		ret = bt_fail(bte_invalid, ENOTDIR, "debug directory '%s'",
+			      name);
+	else if (asprintf(&p, "%s:%s", *path, abs) < 0)
+		ret = bt_fail(bte_nomem, ENOMEM, "debug directory");
+	else {
+		free(*path);
+		*path = p;
+	}
+	free(abs);
+	free(name);
+	return ret;
+}
+
+/* libdwfl's debuginfo_path for @dirs ("A:B"), or NULL for its default. */
+static int debuginfo_path(const char *dirs, char **out)
+{
+	char *path;
+	size_t len;
+	int ret;
 
 	*out = NULL;
+	if (!dirs)
+		return 0;
+	path = strdup(DEBUGINFO_PATH_LOCAL);
+	if (!path)
+		return bt_fail(bte_nomem, ENOMEM, "debug directory");
+	for (; *dirs; dirs += len + (dirs[len] == ':')) {
+		len = strcspn(dirs, ":");
+		if (!len)
+			continue;
+		ret = path_append(&path, dirs, len);
+		if (ret < 0) {
+			free(path);
+			return ret;
+		}
+	}
+	*out = path;
+	return 0;
+}
+
+int bt_symtab_check_opts(const struct bt_symtab_opts *opts)
+{
+	struct bt_symtab_opts o;
+	char *path;
+	int ret;
+
+	opts_copy(&o, opts);
+	ret = debuginfo_path(o.debug_dir, &path);
+	free(path);
+	return ret;
+}
+
+/* ---- debuginfod ---- */
+
+static int urls_set(void)
+{
+	const char *urls = getenv(URLS_ENV);
+
+	return urls && *urls;
+}
+
+/*
+ * An empty DEBUGINFOD_URLS is libdebuginfod's off switch, read at each
+ * query: set it for the while the symtab loads.  *@saved gets what to
+ * restore, NULL if nothing was set.
+ */
+static int urls_off(struct bt_symtab *st, char **saved)
+{
+	*saved = NULL;
+	if (!st->opts.no_debuginfod || !urls_set())
+		return 0;
+	*saved = strdup(getenv(URLS_ENV));
+	if (!*saved || setenv(URLS_ENV, "", 1) < 0) {
+		free(*saved);
+		*saved = NULL;
+		return bt_fail(bte_nomem, ENOMEM, "setenv(%s)", URLS_ENV);
+	}
+	return 0;
+}
+
+static void urls_restore(char *saved)
+{
+	if (!saved)
+		return;
+	setenv(URLS_ENV, saved, 1);
+	free(saved);
+}
+
+/* Called by libdebuginfod while it talks to servers: a download is on. */
+static int fetch_progress(debuginfod_client *client, long done, long total)
+{
+	struct bt_symtab *st = debuginfod_get_user_data(client);
+
+	if (st && st->fetching && !st->fetch_told) {
+		st->fetch_told = 1;
+		st->opts.fetch(st->opts.fetch_ctx, st->fetching);
+	}
+	return 0;
+}
+
+static void fetch_watch(struct bt_symtab *st)
+{
+	debuginfod_client *client;
+
+	if (!st->opts.fetch || st->opts.no_debuginfod || !urls_set())
+		return;
+	client = dwfl_get_debuginfod_client(st->dwfl);
+	if (!client)	/* libdebuginfod is not there: nothing is fetched */
+		return;
+	debuginfod_set_user_data(client, st);
+	debuginfod_set_progressfn(client, fetch_progress);
+}
+
+/* libdwfl's standard search, with the module known to fetch_progress(). */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, GElf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct sym_module *sm = *userdata;
+	int fd;
+
+	if (sm) {
+		sm->st->fetching = sm->what;
+		sm->st->fetch_told = 0;
+	}
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+					  file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (sm)
+		sm->st->fetching = NULL;
+	return fd;
+}
+
+/* ---- making and freeing ---- */
+
+/* A symtab whose modules' files @tmpl's find_elf finds. */
+static int symtab_new(struct bt_symtab **out, const Dwfl_Callbacks *tmpl,
+		      const struct bt_symtab_opts *opts)
+{
+	struct bt_symtab *st;
+	int ret;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return bt_fail(bte_nomem, ENOMEM, "symtab");
+	opts_copy(&st->opts, opts);
+	ret = debuginfo_path(st->opts.debug_dir, &st->debuginfo_path);
+	st->opts.debug_dir = NULL;	/* the caller's string: used now only */
+	if (ret < 0) {
+		free(st);
+		return ret;
+	}
+	st->cb.find_elf = tmpl->find_elf;
+	st->cb.find_debuginfo = find_debuginfo;
+	st->cb.debuginfo_path = &st->debuginfo_path;
 	st->cache = calloc(CACHE_SLOTS, sizeof(*st->cache));
-	st->dwfl = dwfl_begin(cb);
+	st->dwfl = dwfl_begin(&st->cb);
 	if (!st->cache || !st->dwfl) {
 		bt_symtab_free(st);
 		return bt_fail(bte_nomem, ENOMEM, "dwfl_begin");
 	}
+	fetch_watch(st);
 	*out = st;
 	return 0;
+}
+
+static void module_free(struct sym_module *sm)
+{
+	if (!sm)
+		return;
+	bt_plt_release(&sm->plt);
+	free(sm->name);
+	free(sm->what);
+	free(sm);
 }
 
 void bt_symtab_free(struct bt_symtab *symtab)
@@ -76,9 +285,10 @@ void bt_symtab_free(struct bt_symtab *symtab)
 		return;
 	if (symtab->dwfl)
 		dwfl_end(symtab->dwfl);
-	for (i = 0; i < symtab->nnames; i++)
-		free(symtab->names[i]);
-	free(symtab->names);
+	for (i = 0; i < symtab->nmods; i++)
+		module_free(symtab->mods[i]);
+	free(symtab->mods);
+	free(symtab->debuginfo_path);
 	free(symtab->cache);
 	free(symtab);
 }
@@ -94,46 +304,157 @@ static char *module_basename(const char *name)
 	return strdup(slash ? slash + 1 : name);
 }
 
+static struct sym_module *module_new(struct bt_symtab *st, const char *name)
+{
+	struct sym_module *sm = calloc(1, sizeof(*sm)), **mods;
+
+	if (!sm)
+		return NULL;
+	sm->st = st;
+	sm->name = module_basename(name);
+	sm->what = name[0] == '/' ? strdup(name) : module_basename(name);
+	mods = realloc(st->mods, (st->nmods + 1) * sizeof(*mods));
+	if (mods)
+		st->mods = mods;
+	if (!sm->name || !sm->what || !mods) {
+		module_free(sm);
+		return NULL;
+	}
+	st->mods[st->nmods++] = sm;
+	return sm;
+}
+
+/* ---- PLT stubs ---- */
+
+/*
+ * The function at file address @addr, to name an IRELATIVE stub: the
+ * IFUNC symbol ("strlen") before the resolver's own ("strlen_ifunc"),
+ * global before local.
+ */
+static const char *plt_namer(void *ctx, uint64_t addr)
+{
+	struct sym_module *sm = ctx;
+	Dwfl_Module *mod = dwfl_addrmodule(sm->st->dwfl, addr + sm->bias);
+	int i, n, rank, best_rank = 0;
+	const char *name, *best = NULL;
+	GElf_Addr a;
+	GElf_Sym sym;
+
+	n = mod ? dwfl_module_getsymtab(mod) : 0;
+	for (i = 1; i < n; i++) {
+		name = dwfl_module_getsym_info(mod, i, &sym, &a, NULL, NULL,
+					       NULL);
+		if (!name || !*name || a != addr + sm->bias ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		rank = (GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC) * 4 +
+		       (GELF_ST_BIND(sym.st_info) != STB_LOCAL) * 2 +
+		       (GELF_ST_TYPE(sym.st_info) == STT_FUNC);
+		if (rank > best_rank) {
+			best_rank = rank;
+			best = name;
+		}
+	}
+	return best;
+}
+
+static int plt_load(struct sym_module *sm, Dwfl_Module *mod)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+
+	if (!elf)
+		return 0;
+	sm->bias = bias;
+	return bt_plt_read(elf, plt_namer, sm, &sm->plt);
+}
+
+/* ---- loading ---- */
+
 /* Load what lookups need now, and give the module its short name. */
 static int load_module(Dwfl_Module *mod, void **userdata, const char *name,
 		       Dwarf_Addr start, void *arg)
 {
 	struct bt_symtab *st = arg;
+	struct sym_module *sm;
 	Dwarf_Addr bias;
-	char **names, *base;
 
+	if (*userdata)	/* loaded by an earlier bt_symtab_add_elf() */
+		return DWARF_CB_OK;
+	sm = module_new(st, name);
+	if (!sm)
+		return DWARF_CB_ABORT;
+	*userdata = sm;
 	dwfl_module_getelf(mod, &bias);
 	dwfl_module_getsymtab(mod);
 	dwfl_module_getdwarf(mod, &bias);
-	base = module_basename(name);
-	names = realloc(st->names, (st->nnames + 1) * sizeof(*names));
-	if (!base || !names) {
-		free(base);
-		if (names)
-			st->names = names;
+	if (plt_load(sm, mod) < 0)
 		return DWARF_CB_ABORT;
-	}
-	st->names = names;
-	st->names[st->nnames++] = base;
-	*userdata = base;
 	return DWARF_CB_OK;
 }
 
 static int load_modules(struct bt_symtab *st)
 {
-	if (dwfl_getmodules(st->dwfl, load_module, st, 0) != 0)
+	char *saved;
+	int ret;
+
+	ret = urls_off(st, &saved);
+	if (ret < 0)
+		return ret;
+	ret = dwfl_getmodules(st->dwfl, load_module, st, 0);
+	urls_restore(saved);
+	if (ret != 0)
 		return bt_fail(bte_nomem, ENOMEM, "loading modules");
 	return 0;
 }
 
-int bt_symtab_from_pid(struct bt_symtab **symtab, pid_t pid)
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+};
+
+static const Dwfl_Callbacks file_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+};
+
+int bt_symtab_alloc(struct bt_symtab **symtab,
+		    const struct bt_symtab_opts *opts)
+{
+	if (!symtab)
+		return bt_fail(bte_invalid, 0, "bt_symtab_alloc(NULL)");
+	return symtab_new(symtab, &file_callbacks, opts);
+}
+
+int bt_symtab_add_elf(struct bt_symtab *symtab, const char *path,
+		      uint64_t bias)
+{
+	Dwfl_Module *mod;
+	int fd;
+
+	if (!symtab || !path)
+		return bt_fail(bte_invalid, 0, "bt_symtab_add_elf(NULL)");
+	/* libdwfl does not say why a file failed: see for ourselves. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bt_fail(bt_errno_to_bte(errno), errno, "open(%s)", path);
+	close(fd);
+	dwfl_report_begin_add(symtab->dwfl);
+	mod = dwfl_report_elf(symtab->dwfl, path, path, -1, bias, true);
+	dwfl_report_end(symtab->dwfl, NULL, NULL);
+	if (!mod)
+		return bt_fail(bte_format, 0, "%s: %s", path, dwfl_errmsg(-1));
+	memset(symtab->cache, 0, CACHE_SLOTS * sizeof(*symtab->cache));
+	return load_modules(symtab);
+}
+
+int bt_symtab_from_pid_opts(struct bt_symtab **symtab, pid_t pid,
+			    const struct bt_symtab_opts *opts)
 {
 	struct bt_symtab *st;
 	int ret;
 
 	if (!symtab)
 		return bt_fail(bte_invalid, 0, "bt_symtab_from_pid(NULL)");
-	ret = symtab_new(&st, &proc_callbacks);
+	ret = symtab_new(&st, &proc_callbacks, opts);
 	if (ret < 0)
 		return ret;
 	dwfl_report_begin(st->dwfl);
@@ -152,6 +473,11 @@ int bt_symtab_from_pid(struct bt_symtab **symtab, pid_t pid)
 	}
 	*symtab = st;
 	return 0;
+}
+
+int bt_symtab_from_pid(struct bt_symtab **symtab, pid_t pid)
+{
+	return bt_symtab_from_pid_opts(symtab, pid, NULL);
 }
 
 /* Does ELF file @path carry the build-id of @map (or is there none to check)? */
@@ -203,7 +529,9 @@ static int reported_before(const struct bt_maps *maps, size_t n)
 	return 0;
 }
 
-int bt_symtab_from_maps(struct bt_symtab **symtab, const struct bt_maps *maps)
+int bt_symtab_from_maps_opts(struct bt_symtab **symtab,
+			     const struct bt_maps *maps,
+			     const struct bt_symtab_opts *opts)
 {
 	const struct bt_map *m;
 	struct bt_symtab *st;
@@ -212,8 +540,7 @@ int bt_symtab_from_maps(struct bt_symtab **symtab, const struct bt_maps *maps)
 
 	if (!symtab || !maps)
 		return bt_fail(bte_invalid, 0, "bt_symtab_from_maps(NULL)");
-	elf_version(EV_CURRENT);
-	ret = symtab_new(&st, &file_callbacks);
+	ret = symtab_new(&st, &file_callbacks, opts);
 	if (ret < 0)
 		return ret;
 	dwfl_report_begin(st->dwfl);
@@ -238,6 +565,13 @@ int bt_symtab_from_maps(struct bt_symtab **symtab, const struct bt_maps *maps)
 	return 0;
 }
 
+int bt_symtab_from_maps(struct bt_symtab **symtab, const struct bt_maps *maps)
+{
+	return bt_symtab_from_maps_opts(symtab, maps, NULL);
+}
+
+/* ---- lookups ---- */
+
 static const char *path_basename(const char *path)
 {
 	const char *slash = path ? strrchr(path, '/') : NULL;
@@ -245,13 +579,30 @@ static const char *path_basename(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* A PLT stub's name, or what the module's symbol tables say. */
+static const char *resolve_name(Dwfl_Module *mod, struct sym_module *sm,
+				uint64_t addr, uint64_t *offset)
+{
+	const struct bt_plt_sym *plt = bt_plt_find(&sm->plt, addr - sm->bias);
+	GElf_Off off = 0;
+	GElf_Sym esym;
+	const char *name;
+
+	if (plt) {
+		*offset = addr - sm->bias - plt->addr;
+		return plt->name;
+	}
+	name = dwfl_module_addrinfo(mod, addr, &off, &esym, NULL, NULL, NULL);
+	*offset = name ? off : 0;
+	return name;
+}
+
 static int symtab_resolve(struct bt_symtab *st, uint64_t addr,
 			  struct bt_sym *sym)
 {
+	struct sym_module *sm;
 	Dwfl_Module *mod;
 	Dwfl_Line *line;
-	GElf_Off off = 0;
-	GElf_Sym esym;
 	void **userdata;
 	int lineno = 0;
 
@@ -260,11 +611,11 @@ static int symtab_resolve(struct bt_symtab *st, uint64_t addr,
 	if (!mod)
 		return -bte_noent;
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	sym->module = *userdata;
-	sym->name = dwfl_module_addrinfo(mod, addr, &off, &esym, NULL, NULL,
-					 NULL);
-	if (sym->name)
-		sym->offset = off;
+	sm = *userdata;
+	if (!sm)	/* reported, never loaded: out of memory then */
+		return -bte_noent;
+	sym->module = sm->name;
+	sym->name = resolve_name(mod, sm, addr, &sym->offset);
 	line = dwfl_module_getsrc(mod, addr);
 	if (line) {
 		sym->file = path_basename(dwfl_lineinfo(line, NULL, &lineno,
@@ -331,6 +682,19 @@ struct sym_iter {
 	int ret;
 };
 
+static int iter_plt(struct sym_iter *it, const struct sym_module *sm)
+{
+	size_t i;
+
+	for (i = 0; sm && i < sm->plt.count; i++) {
+		it->ret = it->fn(sm->plt.sym[i].name,
+				 sm->plt.sym[i].addr + sm->bias, it->ctx);
+		if (it->ret)
+			return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
 static int iter_module(Dwfl_Module *mod, void **userdata, const char *name,
 		       Dwarf_Addr start, void *arg)
 {
@@ -350,7 +714,7 @@ static int iter_module(Dwfl_Module *mod, void **userdata, const char *name,
 		if (it->ret)
 			return DWARF_CB_ABORT;
 	}
-	return DWARF_CB_OK;
+	return iter_plt(it, *userdata);
 }
 
 int bt_symtab_foreach(struct bt_symtab *symtab, bt_symtab_fn fn, void *ctx)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Function symbols for a trace file, from the .symtab (or .dynsym) of each
- * executable mapping's ELF file and of the vDSO's saved bytes.  They let
+ * executable mapping's ELF file and of the vDSO's saved bytes, and the
+ * names of its PLT stubs ("puts@plt", plt.h).  They let
  * `btrace show` name functions on a machine without the binaries; source
  * lines still need the files (DWARF is too large to copy).
  */
@@ -15,6 +16,7 @@
 #include "btrace/error.h"
 #include "btrace/tracefile.h"
 #include "internal.h"
+#include "plt.h"
 #include "tracefile_internal.h"
 
 struct symvec {
@@ -87,6 +89,27 @@ static Elf_Scn *find_symtab(Elf *elf, GElf_Shdr *sh)
 	return dyn;
 }
 
+/* The PLT stubs in @m, named as the symbol layer names them. */
+static int plt_syms(Elf *elf, const struct bt_map *m, uint64_t bias,
+		    struct symvec *v)
+{
+	struct bt_plt plt;
+	uint64_t addr;
+	size_t i;
+	int ret = 0;
+
+	if (bt_plt_read(elf, bt_plt_elf_namer, elf, &plt) < 0)
+		return -1;
+	for (i = 0; i < plt.count && !ret; i++) {
+		addr = plt.sym[i].addr + bias;
+		if (addr >= m->start && addr < m->end)
+			ret = symvec_add(v, addr, plt.sym[i].size,
+					 plt.sym[i].name);
+	}
+	bt_plt_release(&plt);
+	return ret;
+}
+
 static int elf_syms(Elf *elf, const struct bt_map *m, struct symvec *v)
 {
 	uint64_t bias, addr;
@@ -99,6 +122,8 @@ static int elf_syms(Elf *elf, const struct bt_map *m, struct symvec *v)
 
 	if (elf_bias(elf, m, &bias) < 0)
 		return 0;
+	if (plt_syms(elf, m, bias, v) < 0)
+		return -1;
 	scn = find_symtab(elf, &sh);
 	if (!scn || !sh.sh_entsize)
 		return 0;
