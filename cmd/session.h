@@ -10,10 +10,12 @@
 /*
  * The interactive session over a traced process: `btrace attach` and
  * `btrace run -i`.  Commands come from one table (see session.c):
- * last, insn, calls, threads, thread, continue, break, delete, info,
- * detach, kill, quit, help.  On a terminal they are read with readline
- * (history in ~/.btrace_history, completion of commands and symbols);
- * otherwise from stdin, one a line.
+ * last, insn, calls, threads, thread, continue, break, delete, info, save,
+ * detach, kill, quit, help.  What they show goes through the printer of
+ * run and show (print.h): the same text, or with /j (--json) the same
+ * JSON document.  On a terminal they are read with readline (history in
+ * ~/.btrace_history, completion of commands and symbols); otherwise from
+ * stdin, one a line.
  *
  * Safety: from bt_session_signals() on, SIGINT, SIGTERM and SIGHUP never
  * kill btrace outright.  During a `continue` (and the first trace) SIGINT
