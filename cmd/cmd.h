@@ -28,10 +28,6 @@ int cmd_decode(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 
-/* The most branches --last may ask for, in every front end. */
-#define CMD_MAX_LAST 10000000u
-
-/* A positive decimal count up to @max, or 0 if @s is not one. */
-size_t cmd_parse_count(const char *s, size_t max);
+/* Options: opts.h.  Output: print.h. */
 
 #endif /* BTRACE_CMD_H */

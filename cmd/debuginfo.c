@@ -57,14 +57,7 @@ int debuginfo_set_dir(const char *dirs)
 	return 0;
 }
 
-int debuginfo_option(int opt, const char *arg)
+void debuginfo_no_fetch(void)
 {
-	switch (opt) {
-	case OPT_DEBUG_DIR:
-		return debuginfo_set_dir(arg) < 0 ? EXIT_USAGE : 0;
-	case OPT_NO_DEBUGINFOD:
-		opts.no_debuginfod = 1;
-		return 0;
-	}
-	return EXIT_USAGE;
+	opts.no_debuginfod = 1;
 }

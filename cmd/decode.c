@@ -4,11 +4,11 @@
  * as ELF files or flat binaries (the inputs ptxed takes).
  *
  *   btrace decode (--pt|--bts|--perf-bts) FILE [--elf FILE[:BASE]]...
- *                 [--raw FILE:ADDR]... [--last N | --all] [--insn] [--json]
+ *                 [--raw FILE:ADDR]... [--last N | --all] [--insn | --calls]
+ *                 [--json] [-o FILE]
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,36 +20,22 @@
 #include "btrace/btrace.h"
 #include "cmd.h"
 #include "debuginfo.h"
+#include "opts.h"
 #include "print.h"
+#include "view.h"
 
 #define DECODE_MAX_ELF 64
 
 struct decode_args {
 	int format;
 	const char *trace;
-	size_t last;
-	int insn, json;
 	struct bt_image *image;
+	int err;		/* loading code failed: the exit status */
 	/* --elf files, for symbols once every option is known */
 	char *elf[DECODE_MAX_ELF];
 	uint64_t elf_bias[DECODE_MAX_ELF];
 	size_t nelf;
 };
-
-static void decode_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: btrace decode (--pt|--bts|--perf-bts) FILE [options]\n"
-		"  --elf FILE[:BASE]   ELF code, loaded at BASE (0: as linked)\n"
-		"  --raw FILE:ADDR     a flat binary at ADDR (repeatable)\n"
-		"  --last N            the last N branches (default 32)\n"
-		"  --all               every branch\n"
-		"  --insn              every instruction, one per line\n"
-		"  --json              JSON output\n"
-		"  --debug-dir DIR     separate debug files of the --elf files under\n"
-		"                      DIR (':' between several), not /usr/lib/debug\n"
-		"  --no-debuginfod     fetch nothing from DEBUGINFOD_URLS' servers\n");
-}
 
 static int parse_u64(const char *s, uint64_t *v)
 {
@@ -92,18 +78,17 @@ static int keep_elf(struct decode_args *a, char *path, uint64_t bias)
 	return 0;
 }
 
-static int add_code(struct decode_args *a, const char *arg, int elf)
+static int add_code(const struct cmd_opts *o, struct decode_args *a,
+		    const char *arg, int elf)
 {
 	uint64_t addr;
 	char *path = split_addr(arg, &addr, elf);
 	struct stat st;
 	int err;
 
-	if (!path) {
-		fprintf(stderr, "btrace: bad %s argument '%s'\n",
-			elf ? "--elf" : "--raw", arg);
-		return EXIT_USAGE;
-	}
+	if (!path)
+		return cmd_usage_error(o, "bad %s argument '%s'",
+				       elf ? "--elf" : "--raw", arg);
 	if (!elf && stat(path, &st) < 0) {
 		fprintf(stderr, "btrace: cannot load '%s': %s\n", path,
 			strerror(errno));
@@ -180,179 +165,124 @@ static ssize_t image_read(void *ctx, uint64_t addr, void *buf, size_t len)
 }
 
 /* The history as btrace run shows it: one thread, no process. */
-static int print_branches(const struct bt_capture *cap,
-			  const struct decode_args *a)
+static int decode_print(const struct bt_capture *cap,
+			const struct decode_args *a,
+			const struct cmd_opts *o, FILE *out)
 {
-	struct bt_decode_opts opts = { sizeof(opts), a->last, a->image };
 	struct print_ctx pc = { .read = image_read, .read_ctx = a->image };
-	struct print_report r = { .backend = bt_format_name(cap->format) };
-	struct print_thread th = { 0 };
-	struct bt_history *hist;
-	int err = bt_decode(cap, &opts, &hist);
+	struct print_report r = { .view = o->view,
+				  .backend = bt_format_name(cap->format),
+				  .nthreads = 1 };
+	struct view_src src = { .cap = cap, .image = a->image };
+	struct view_thread v = { 0 };
+	int err = view_thread_init(&v, o->view, 0, &src, o->last);
 
+	if (err == 0)
+		err = v.pt.err;
 	if (err < 0) {
 		fprintf(stderr, "btrace: cannot decode '%s': %s\n", a->trace,
 			bt_errstr(err));
+		view_thread_release(&v);
 		return EXIT_FAIL;
 	}
 	if (bt_disasm_alloc(&pc.dis) < 0)
 		pc.dis = NULL;
 	pc.symtab = elf_symbols(a);
-	pc.color = !a->json && print_want_color(stdout, 0);
-	th.hist = hist;
-	r.threads = &th;
-	r.nthreads = 1;
-	if (a->json)
-		print_report_json(stdout, &r, &pc);
-	else
-		print_report_text(stdout, &r, &pc);
+	pc.color = !o->json && print_want_color(out, o->no_color);
+	r.threads = &v.pt;
+	print_report(out, &r, &pc, o->json);
 	bt_symtab_free(pc.symtab);
 	bt_disasm_free(pc.dis);
-	bt_history_free(hist);
+	view_thread_release(&v);
 	return 0;
 }
 
-struct insn_out {
-	int json, n;
-	struct bt_image *image;
-	struct bt_disasm *dis;		/* NULL: addresses only */
-};
-
-/* "mnemonic operands" of the instruction at @addr, or "" if unknown. */
-static const char *insn_text(struct insn_out *o, uint64_t addr, char *buf,
-			     size_t size)
+static int set_input(struct cmd_opts *o, int format, const char *path)
 {
-	uint8_t code[BT_INSN_MAX_LEN];
-	ssize_t n;
+	struct decode_args *a = o->own;
 
-	buf[0] = '\0';
-	if (!o->dis)
-		return buf;
-	n = bt_image_read(o->image, addr, code, sizeof(code));
-	if (n <= 0 || bt_insn_format(o->dis, code, n, addr, buf, size) < 0)
-		buf[0] = '\0';
-	return buf;
-}
-
-static int print_insn(uint64_t addr, int gap, void *ctx)
-{
-	struct insn_out *o = ctx;
-	char text[128];
-
-	if (gap) {
-		printf(o->json ? "%s{\"gap\":true}" : "[gap]\n",
-		       o->n++ ? "," : "");
-		return 0;
-	}
-	insn_text(o, addr, text, sizeof(text));
-	if (o->json)
-		printf("%s{\"addr\":\"%#" PRIx64 "\",\"insn\":\"%s\"}",
-		       o->n++ ? "," : "", addr, text);
-	else
-		printf("%#" PRIx64 "  %s\n", addr, text);
-	return 0;
-}
-
-static int print_insns(const struct bt_capture *cap,
-		       const struct decode_args *a)
-{
-	struct bt_decode_opts opts = { sizeof(opts), a->last, a->image };
-	struct insn_out o = { a->json, 0, a->image, NULL };
-	int err;
-
-	if (bt_disasm_alloc(&o.dis) < 0)
-		o.dis = NULL;
-	if (a->json)
-		printf("{\"btrace\":1,\"backend\":\"%s\",\"insns\":[",
-		       bt_format_name(cap->format));
-	err = bt_decode_insns(cap, &opts, print_insn, &o);
-	if (a->json)
-		printf("]}\n");
-	bt_disasm_free(o.dis);
-	if (err < 0) {
-		fflush(stdout);
-		fprintf(stderr, "btrace: cannot decode '%s': %s\n", a->trace,
-			bt_errstr(err));
-		return EXIT_FAIL;
-	}
-	return 0;
-}
-
-static int set_input(struct decode_args *a, int format, const char *path)
-{
-	if (a->trace) {
-		fprintf(stderr, "btrace: decode takes one trace\n");
-		return EXIT_USAGE;
-	}
+	if (a->trace)
+		return cmd_usage_error(o, "one trace at a time");
 	a->format = format;
 	a->trace = path;
 	return 0;
 }
 
-static const struct option decode_opts[] = {
-	{ "pt", required_argument, NULL, 'p' },
-	{ "bts", required_argument, NULL, 'b' },
-	{ "perf-bts", required_argument, NULL, 'P' },
-	{ "elf", required_argument, NULL, 'e' },
-	{ "raw", required_argument, NULL, 'r' },
-	{ "last", required_argument, NULL, 'n' },
-	{ "all", no_argument, NULL, 'a' },
-	{ "insn", no_argument, NULL, 'i' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	DEBUGINFO_LONGOPTS,
-	{ NULL, 0, NULL, 0 },
-};
-
-static int parse_opt(struct decode_args *a, int c)
+static int set_pt(struct cmd_opts *o, const char *v)
 {
-
-	switch (c) {
-	case 'p':
-		return set_input(a, BT_FMT_PT, optarg);
-	case 'b':
-		return set_input(a, BT_FMT_BTS, optarg);
-	case 'P':
-		return set_input(a, BT_FMT_PERF_BTS, optarg);
-	case 'e':
-	case 'r':
-		return add_code(a, optarg, c == 'e');
-	case 'n':
-		a->last = cmd_parse_count(optarg, CMD_MAX_LAST);
-		if (!a->last) {
-			fprintf(stderr, "btrace: --last wants a number from 1 to "
-				"%u, not '%s'\n", CMD_MAX_LAST, optarg);
-			return EXIT_USAGE;
-		}
-		return 0;
-	case 'a':
-		a->last = 0;
-		return 0;
-	case 'i':
-		a->insn = 1;
-		return 0;
-	case 'j':
-		a->json = 1;
-		return 0;
-	case 'h':
-		decode_usage(stdout);
-		return -1;
-	case OPT_DEBUG_DIR:
-	case OPT_NO_DEBUGINFOD:
-		return debuginfo_option(c, optarg);
-	}
-	decode_usage(stderr);
-	return EXIT_USAGE;
+	return set_input(o, BT_FMT_PT, v);
 }
 
-static int decode_run(struct decode_args *a)
+static int set_bts(struct cmd_opts *o, const char *v)
+{
+	return set_input(o, BT_FMT_BTS, v);
+}
+
+static int set_perf_bts(struct cmd_opts *o, const char *v)
+{
+	return set_input(o, BT_FMT_PERF_BTS, v);
+}
+
+/* Code is loaded as its option comes: a failure ends the parse. */
+static int set_code(struct cmd_opts *o, const char *v, int elf)
+{
+	struct decode_args *a = o->own;
+
+	a->err = add_code(o, a, v, elf);
+	return a->err;
+}
+
+static int set_elf(struct cmd_opts *o, const char *v)
+{
+	return set_code(o, v, 1);
+}
+
+static int set_raw(struct cmd_opts *o, const char *v)
+{
+	return set_code(o, v, 0);
+}
+
+static int set_all_branches(struct cmd_opts *o, const char *v)
+{
+	o->last = 0;
+	return 0;
+}
+
+static const struct cmd_option decode_options[] = {
+	{ "pt", 0, "FILE", CMD_DECODE, set_pt, "Intel PT packets" },
+	{ "bts", 0, "FILE", CMD_DECODE, set_bts, "intel_bts records" },
+	{ "perf-bts", 0, "FILE", CMD_DECODE, set_perf_bts,
+	  "perf BTS samples (branch-instructions, period 1)" },
+	{ "elf", 0, "FILE[:BASE]", CMD_DECODE, set_elf,
+	  "ELF code, loaded at BASE (0: as linked)" },
+	{ "raw", 0, "FILE:ADDR", CMD_DECODE, set_raw,
+	  "a flat binary at ADDR (repeatable)" },
+	{ "all", 0, NULL, CMD_DECODE, set_all_branches, "every branch" },
+	{ NULL },
+};
+
+static const struct cmd_desc decode_desc = {
+	.name = "decode",
+	.id = CMD_DECODE,
+	.usage = "decode (--pt|--bts|--perf-bts) FILE [options]",
+	.about = "Decode a raw trace (PT packets, intel_bts records or perf BTS\n"
+		 "samples) against code given as ELF files or flat binaries.",
+	.own = decode_options,
+	.max_args = 0,
+};
+
+static int decode_run(struct decode_args *a, const struct cmd_opts *o)
 {
 	struct bt_capture cap = { .format = a->format };
+	FILE *out;
 	int ret;
 
 	if (map_file(a->trace, &cap.data, &cap.size) < 0)
 		return EXIT_FAIL;
-	ret = a->insn ? print_insns(&cap, a) : print_branches(&cap, a);
+	out = cmd_opts_open(o);
+	ret = out ? decode_print(&cap, a, o, out) : EXIT_FAIL;
+	if (cmd_opts_close(o, out) < 0 && !ret)
+		ret = EXIT_FAIL;
 	if (cap.size)
 		munmap(cap.data, cap.size);
 	return ret;
@@ -360,29 +290,22 @@ static int decode_run(struct decode_args *a)
 
 int cmd_decode(int argc, char **argv)
 {
-	struct decode_args a = { .last = 32 };
-	int c, ret = 0;
+	struct decode_args a = { 0 };
+	struct cmd_opts o = { .own = &a };
+	int ret;
 
 	a.image = bt_image_alloc();
 	if (!a.image) {
 		fprintf(stderr, "btrace: out of memory\n");
 		return EXIT_FAIL;
 	}
-	optind = 1;
-	while (!ret && (c = getopt_long(argc, argv, "", decode_opts,
-					NULL)) != -1)
-		ret = parse_opt(&a, c);
-	if (ret < 0) {
-		ret = 0;
-	} else if (!ret && (optind < argc || !a.trace)) {
-		fprintf(stderr, optind < argc ?
-			"btrace: decode: unexpected '%s'\n" :
-			"btrace: decode needs --pt, --bts or --perf-bts%s\n",
-			optind < argc ? argv[optind] : "");
-		ret = EXIT_USAGE;
-	} else if (!ret) {
-		ret = decode_run(&a);
-	}
+	ret = cmd_opts_parse(&decode_desc, argc, argv, &o);
+	if (ret < 0 && !a.trace)
+		ret = cmd_usage_error(&o, "--pt, --bts or --perf-bts is needed");
+	if (ret < 0)
+		ret = decode_run(&a, &o);
+	else if (a.err)
+		ret = a.err;
 	while (a.nelf)
 		free(a.elf[--a.nelf]);
 	bt_image_free(a.image);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Output shared by every front end: branch histories and stops as aligned
- * text (one line per branch, most recent last, like a debugger's
- * backtrace read upside down) or as JSON (see print.h for its shape).
+ * The one printer of the front ends (print.h): branches, instructions,
+ * call history, threads and the capture as aligned text (one line per
+ * entry, the most recent last, like a debugger's backtrace read upside
+ * down) or as JSON.
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -81,7 +82,35 @@ static void describe(const struct print_ctx *pc, uint64_t addr, int insn,
 		d->insn[0] = '\0';
 }
 
+
+/* The function containing @addr, for the call history. */
+static const char *func_name(const struct print_ctx *pc, uint64_t addr)
+{
+	struct bt_sym sym;
+
+	if (pc->symtab && bt_symtab_lookup(pc->symtab, addr, &sym) == 0)
+		return sym.name;
+	return NULL;
+}
+
+/* The window of @n entries a thread shows: [*first, *end). */
+static void window(const struct print_thread *th, size_t n, size_t *first,
+		   size_t *end)
+{
+	*first = 0;
+	*end = n;
+	if (!th->window)
+		return;
+	*end = th->end < n ? th->end : n;
+	*first = th->first < *end ? th->first : *end;
+}
+
 /* ---- text ---- */
+
+/* Columns of the instruction rows, fixed: they are printed as they come. */
+#define INSN_ADDR_W 10
+#define INSN_SYM_W 28
+#define INSN_SRC_W 20
 
 struct row {
 	int gap;
@@ -112,6 +141,68 @@ static void put(FILE *out, const struct print_ctx *pc, int color,
 		fputs(colors[C_OFF], out);
 	if (width > len)
 		fprintf(out, "%*s", width - len, "");
+}
+
+/* Like put(), but never cut: addresses. */
+static void put_addr(FILE *out, const struct print_ctx *pc, const char *s,
+		     int width)
+{
+	put(out, pc, C_DIM, s, 0);
+	if (width > (int)strlen(s))
+		fprintf(out, "%*s", width - (int)strlen(s), "");
+}
+
+static void put_gap(FILE *out, const struct print_ctx *pc, int reason)
+{
+	if (pc->color)
+		fputs(colors[C_GAP], out);
+	fprintf(out, "-- gap: %s --", bt_gap_reason_name(reason));
+	if (pc->color)
+		fputs(colors[C_OFF], out);
+}
+
+void print_addr(FILE *out, const struct print_ctx *pc, uint64_t addr)
+{
+	struct addr_desc d;
+
+	describe(pc, addr, 0, &d);
+	put(out, pc, C_DIM, d.addr, 0);
+	if (d.sym[0]) {
+		fputs("  ", out);
+		put(out, pc, C_SYM, d.sym, 0);
+	}
+	if (d.src[0]) {
+		fputs("  ", out);
+		put(out, pc, C_SRC, d.src, 0);
+	}
+}
+
+/*
+ * One instruction, or a gap (@addr 0), after @indent columns: address,
+ * symbol and line where there are symbols, and the instruction.
+ */
+static void insn_row(FILE *out, const struct print_ctx *pc, int indent,
+		     uint64_t addr, int gap)
+{
+	struct addr_desc d;
+
+	fprintf(out, "%*s", indent, "");
+	if (!addr) {
+		put_gap(out, pc, gap);
+		fputc('\n', out);
+		return;
+	}
+	describe(pc, addr, 1, &d);
+	put_addr(out, pc, d.addr, INSN_ADDR_W);
+	fputs("  ", out);
+	if (pc->symtab) {
+		put(out, pc, C_SYM, d.sym, INSN_SYM_W);
+		fputs("  ", out);
+		put(out, pc, C_SRC, d.src, INSN_SRC_W);
+		fputs("  ", out);
+	}
+	put(out, pc, C_OFF, d.insn[0] ? d.insn : "(no code)", 0);
+	fputc('\n', out);
 }
 
 static int kind_color(int kind)
@@ -153,26 +244,15 @@ static void widen(struct widths *w, const struct row *r)
 	w->tsym = maxw(w->tsym, r->to.sym, SYM_MAX);
 }
 
-static void print_gap_row(FILE *out, const struct row *r,
-			  const struct widths *w, const struct print_ctx *pc)
-{
-	fprintf(out, "  %*s  ", w->idx, r->idx);
-	if (pc->color)
-		fputs(colors[C_GAP], out);
-	fprintf(out, "-- gap: %s --", bt_gap_reason_name(r->br->gap));
-	if (pc->color)
-		fputs(colors[C_OFF], out);
-	fputc('\n', out);
-}
-
 static void print_row(FILE *out, const struct row *r, const struct widths *w,
 		      const struct print_ctx *pc)
 {
+	fprintf(out, "  %*s  ", w->idx, r->idx);
 	if (r->gap) {
-		print_gap_row(out, r, w, pc);
+		put_gap(out, pc, r->br->gap);
+		fputc('\n', out);
 		return;
 	}
-	fprintf(out, "  %*s  ", w->idx, r->idx);
 	put(out, pc, C_DIM, r->from.addr, w->faddr);
 	fputs("  ", out);
 	if (w->fsym) {
@@ -203,35 +283,159 @@ static void print_row(FILE *out, const struct row *r, const struct widths *w,
 	fputc('\n', out);
 }
 
-void print_history(FILE *out, pid_t tid, const struct bt_history *hist,
-		   const struct print_ctx *pc)
-{
-	struct widths w = { 0 };
-	struct row *rows;
-	size_t i, n = hist ? hist->count : 0;
+#define BLOCK_MAX 4096	/* bytes of one block shown with its branch */
 
-	if (!n) {
-		fprintf(out, "  (no branches recorded for thread %d)\n", tid);
+/*
+ * The code of branch @i's block, [the previous branch's target, its own
+ * address], under its row; a block not known or too long to be one
+ * straight run shows only the branch instruction.
+ */
+static void print_block(FILE *out, const struct bt_history *h, size_t i,
+			int indent, const struct print_ctx *pc)
+{
+	const struct bt_branch *b = &h->branch[i];
+	uint8_t code[BLOCK_MAX + BT_INSN_MAX_LEN];
+	uint64_t start = 0, at;
+	char text[96];
+	ssize_t n;
+	int len;
+
+	if (i && h->branch[i - 1].kind != BT_BR_GAP)
+		start = h->branch[i - 1].to;
+	if (!start || start > b->from || b->from - start >= BLOCK_MAX) {
+		fprintf(out, "%*s...\n", indent, "");
+		start = b->from;
+	}
+	n = pc->read && pc->dis ? pc->read(pc->read_ctx, start, code,
+					   b->from - start + BT_INSN_MAX_LEN)
+				: 0;
+	for (at = start; n > 0 && at < b->from; at += len) {
+		len = bt_insn_format(pc->dis, code + (at - start),
+				     n - (at - start), at, text, sizeof(text));
+		if (len <= 0)
+			break;
+		insn_row(out, pc, indent, at, 0);
+	}
+	insn_row(out, pc, indent, b->from, 0);
+}
+
+static void text_branches(FILE *out, const struct print_thread *th,
+			  const struct print_ctx *pc)
+{
+	const struct bt_history *h = th->hist;
+	struct widths w = { 0 };
+	size_t i, first, end;
+	struct row *rows;
+
+	window(th, h ? h->count : 0, &first, &end);
+	if (first == end) {
+		fprintf(out, "  (no branches recorded for thread %d)\n",
+			th->tid);
 		return;
 	}
-	rows = calloc(n, sizeof(*rows));
+	rows = calloc(end - first, sizeof(*rows));
 	if (!rows)
 		return;
-	for (i = 0; i < n; i++) {
-		struct row *r = &rows[i];
+	for (i = first; i < end; i++) {
+		struct row *r = &rows[i - first];
 
-		r->br = &hist->branch[i];
+		r->br = &h->branch[i];
 		r->gap = r->br->kind == BT_BR_GAP;
-		snprintf(r->idx, sizeof(r->idx), "-%zu", n - i);
+		snprintf(r->idx, sizeof(r->idx), "-%zu", h->count - i);
 		if (!r->gap) {
 			describe(pc, r->br->from, 1, &r->from);
 			describe(pc, r->br->to, 0, &r->to);
 		}
 		widen(&w, r);
 	}
-	for (i = 0; i < n; i++)
-		print_row(out, &rows[i], &w, pc);
+	for (i = first; i < end; i++) {
+		if (pc->blocks && !rows[i - first].gap)
+			print_block(out, h, i, w.idx + 6, pc);
+		print_row(out, &rows[i - first], &w, pc);
+	}
 	free(rows);
+}
+
+/* Instructions as they come, in the fixed columns. */
+struct insn_text {
+	FILE *out;
+	const struct print_ctx *pc;
+	size_t n;
+};
+
+static int insn_text_row(uint64_t addr, int gap, void *ctx)
+{
+	struct insn_text *it = ctx;
+
+	insn_row(it->out, it->pc, 2, addr, gap);
+	it->n++;
+	return 0;
+}
+
+static void text_insns(FILE *out, const struct print_thread *th,
+		       const struct print_ctx *pc)
+{
+	struct insn_text it = { out, pc, 0 };
+	int ret = th->insns ? th->insns(th->insns_ctx, insn_text_row, &it)
+			    : 0;
+
+	if (ret < 0)
+		fprintf(out, "  (no instructions of thread %d: %s)\n", th->tid,
+			bt_errstr(ret));
+	else if (!it.n)
+		fprintf(out, "  (no instructions recorded for thread %d)\n",
+			th->tid);
+}
+
+static void call_row(FILE *out, const struct bt_call *c, const char *idx,
+		     int idxw, const struct print_ctx *pc)
+{
+	struct addr_desc d;
+	const char *f;
+	char name[32];
+
+	fprintf(out, "  %*s  %*s", idxw, idx, 2 * c->depth, "");
+	if (c->gap) {
+		put_gap(out, pc, c->reason);
+		fputc('\n', out);
+		return;
+	}
+	f = func_name(pc, c->start);
+	if (!f) {
+		snprintf(name, sizeof(name), "0x%" PRIx64, c->start);
+		f = name;
+	}
+	put(out, pc, C_SYM, f, 0);
+	fprintf(out, "  (%zu branch%s", c->nbranches,
+		c->nbranches == 1 ? "" : "es");
+	if (c->ninsn)
+		fprintf(out, ", %" PRIu64 " instructions", c->ninsn);
+	fputc(')', out);
+	describe(pc, c->start, 0, &d);
+	if (d.src[0]) {
+		fputs("  ", out);
+		put(out, pc, C_SRC, d.src, 0);
+	}
+	fputc('\n', out);
+}
+
+static void text_calls(FILE *out, const struct print_thread *th,
+		       const struct print_ctx *pc)
+{
+	size_t i, first, end, n = th->calls ? th->calls->count : 0;
+	char idx[24];
+	int idxw;
+
+	window(th, n, &first, &end);
+	if (first == end) {
+		fprintf(out, "  (no calls recorded for thread %d)\n", th->tid);
+		return;
+	}
+	idxw = snprintf(idx, sizeof(idx), "-%zu", n - first);
+	for (i = first; i < end; i++) {
+		snprintf(idx, sizeof(idx), "-%zu", n - i);
+		call_row(out, &th->calls->call[i], idx, idxw, pc);
+	}
 }
 
 static const char *reason_name(int reason)
@@ -289,8 +493,8 @@ static void stop_words(const struct bt_stop *stop, char *buf, size_t size)
 	}
 }
 
-void print_stop(FILE *out, const struct bt_stop *stop,
-		const struct print_ctx *pc)
+static void print_stop(FILE *out, const struct bt_stop *stop,
+		       const struct print_ctx *pc)
 {
 	struct addr_desc d;
 	char words[160];
@@ -319,45 +523,167 @@ void print_stop(FILE *out, const struct bt_stop *stop,
 	fputc('\n', out);
 }
 
-/* Branches in @hist, gaps not counted. */
-static size_t count_branches(const struct bt_history *hist)
+/* Branches in [first, end) of @hist, gaps not counted. */
+static size_t count_branches(const struct bt_history *hist, size_t first,
+			     size_t end)
 {
 	size_t i, n = 0;
 
-	for (i = 0; hist && i < hist->count; i++)
+	for (i = first; hist && i < end; i++)
 		n += hist->branch[i].kind != BT_BR_GAP;
 	return n;
+}
+
+static void head_begin(FILE *out, const struct print_ctx *pc)
+{
+	if (pc->color)
+		fputs(colors[C_HEAD], out);
+}
+
+static void head_end(FILE *out, const struct print_ctx *pc)
+{
+	fprintf(out, ":%s\n", pc->color ? colors[C_OFF] : "");
+}
+
+/* "last 16 branches of thread 42, oldest first:", and the like. */
+static void thread_head(FILE *out, int view, const struct print_thread *th,
+			const struct print_ctx *pc)
+{
+	const struct bt_history *h = th->hist;
+	size_t first, end, n;
+
+	head_begin(out, pc);
+	if (view == PRINT_INSNS) {
+		fprintf(out, "instructions of thread %d, oldest first",
+			th->tid);
+	} else if (view == PRINT_CALLS) {
+		n = th->calls ? th->calls->count : 0;
+		window(th, n, &first, &end);
+		if (th->window && end != n)
+			fprintf(out, "call history of thread %d, segments -%zu to -%zu",
+				th->tid, n - first, n - end + 1);
+		else
+			fprintf(out, "call history of thread %d, the last %zu segments",
+				th->tid, end - first);
+	} else {
+		n = h ? h->count : 0;
+		window(th, n, &first, &end);
+		if (th->window && end != n)
+			fprintf(out, "branches -%zu to -%zu of thread %d, oldest first",
+				n - first, n - end + 1, th->tid);
+		else
+			fprintf(out, "last %zu branches of thread %d, oldest first",
+				count_branches(h, first, end), th->tid);
+	}
+	if (h && h->lost)
+		fprintf(out, " (%" PRIu64 " older ones overwritten)", h->lost);
+	head_end(out, pc);
+}
+
+static void text_thread(FILE *out, int view, const struct print_thread *th,
+			const struct print_ctx *pc)
+{
+	thread_head(out, view, th, pc);
+	if (th->err) {
+		fprintf(out, "  (no trace of thread %d: %s)\n", th->tid,
+			bt_errstr(th->err));
+		return;
+	}
+	if (view == PRINT_INSNS)
+		text_insns(out, th, pc);
+	else if (view == PRINT_CALLS)
+		text_calls(out, th, pc);
+	else
+		text_branches(out, th, pc);
+}
+
+static void text_threads(FILE *out, const struct print_report *r,
+			 const struct print_ctx *pc)
+{
+	const struct print_thread *th;
+	size_t i;
+
+	for (i = 0; i < r->nthreads; i++) {
+		th = &r->threads[i];
+		fprintf(out, "%c %d", th->current ? '*' : ' ', th->tid);
+		if (th->pc) {
+			fputs("  ", out);
+			print_addr(out, pc, th->pc);
+		} else if (th->err) {
+			fprintf(out, "  (%s)", bt_errstr(th->err));
+		}
+		if (r->stop && r->stop->tid == th->tid)
+			fputs("  (stopped here)", out);
+		fputc('\n', out);
+	}
+}
+
+static void text_stats(FILE *out, const struct print_report *r,
+		       const struct print_ctx *pc)
+{
+	if (pc->color)
+		fputs(colors[C_DIM], out);
+	fprintf(out, "%s backend: %" PRIu64 " instructions, %" PRIu64
+		" branches, %" PRIu64 " stops traced in pid %d%s\n",
+		r->backend ? r->backend : "?", r->stats->instructions,
+		r->stats->branches, r->stats->stops, r->pid,
+		pc->color ? colors[C_OFF] : "");
+}
+
+static void info_thread(FILE *out, const struct print_thread *th,
+			size_t bsize)
+{
+	if (th->err) {
+		fprintf(out, "  thread %d: no trace (%s)\n", th->tid,
+			bt_errstr(th->err));
+		return;
+	}
+	fprintf(out, "  thread %d: %zu bytes captured", th->tid, th->captured);
+	if (bsize)
+		fprintf(out, " (%.1f%% of the buffer)",
+			100.0 * (double)th->captured / (double)bsize);
+	fprintf(out, ", %zu branches, %" PRIu64 " %s lost\n",
+		th->hist ? th->hist->count : 0, th->lost,
+		th->lost_unit ? th->lost_unit : "records");
+}
+
+static void text_info(FILE *out, const struct print_report *r,
+		      const struct print_ctx *pc)
+{
+	const struct print_session *s = r->session;
+	size_t i;
+
+	fprintf(out, "process %d (%s, %s), backend %s\n", r->pid, s->origin,
+		s->state, r->backend ? r->backend : "?");
+	fprintf(out, "buffer: %zu bytes per thread\n", s->buffer_size);
+	for (i = 0; i < r->nthreads; i++)
+		info_thread(out, &r->threads[i], s->buffer_size);
+	if (!s->nbps)
+		fprintf(out, "no breakpoints\n");
+	for (i = 0; i < s->nbps; i++) {
+		fprintf(out, "breakpoint %d at ", s->bps[i].number);
+		print_addr(out, pc, s->bps[i].addr);
+		fprintf(out, "  (%s)\n", s->bps[i].spec);
+	}
 }
 
 void print_report_text(FILE *out, const struct print_report *r,
 		       const struct print_ctx *pc)
 {
-	const struct bt_history *hist;
 	size_t i;
 
-	for (i = 0; i < r->nthreads; i++) {
-		hist = r->threads[i].hist;
-		if (pc->color)
-			fputs(colors[C_HEAD], out);
-		fprintf(out, "last %zu branches of thread %d, oldest first",
-			count_branches(hist), r->threads[i].tid);
-		if (hist && hist->lost)
-			fprintf(out, " (%" PRIu64 " older ones overwritten)",
-				hist->lost);
-		fprintf(out, ":%s\n", pc->color ? colors[C_OFF] : "");
-		print_history(out, r->threads[i].tid, hist, pc);
+	if (r->view == PRINT_THREADS) {
+		text_threads(out, r, pc);
+		return;
 	}
+	if (r->view == PRINT_INFO && r->session)
+		text_info(out, r, pc);
+	for (i = 0; r->view != PRINT_INFO && i < r->nthreads; i++)
+		text_thread(out, r->view, &r->threads[i], pc);
 	if (r->stop)
 		print_stop(out, r->stop, pc);
-	if (r->stats) {
-		if (pc->color)
-			fputs(colors[C_DIM], out);
-		fprintf(out, "%s backend: %" PRIu64 " instructions, %" PRIu64
-			" branches, %" PRIu64 " stops traced in pid %d%s\n",
-			r->backend ? r->backend : "?", r->stats->instructions,
-			r->stats->branches, r->stats->stops, r->pid,
-			pc->color ? colors[C_OFF] : "");
-	}
+	if (r->stats)
+		text_stats(out, r, pc);
 }
 
 /* ---- JSON ---- */
@@ -387,6 +713,13 @@ static const char *nonempty(const char *s)
 	return s && *s ? s : NULL;
 }
 
+/* ", "key": "value"" (null when empty) */
+static void json_field(FILE *out, const char *key, const char *value)
+{
+	fprintf(out, ", \"%s\": ", key);
+	print_json_string(out, nonempty(value));
+}
+
 static void json_branch(FILE *out, const struct bt_branch *br,
 			const struct print_ctx *pc)
 {
@@ -397,38 +730,159 @@ static void json_branch(FILE *out, const struct bt_branch *br,
 	fprintf(out, "{\"from\": \"0x%" PRIx64 "\", \"to\": \"0x%" PRIx64
 		"\", \"kind\": ", br->from, br->to);
 	print_json_string(out, bt_branch_kind_name(br->kind));
-	if (br->kind == BT_BR_GAP) {
-		fputs(", \"gap\": ", out);
-		print_json_string(out, bt_gap_reason_name(br->gap));
-	}
-	fputs(", \"from_sym\": ", out);
-	print_json_string(out, br->from ? nonempty(from.sym) : NULL);
-	fputs(", \"to_sym\": ", out);
-	print_json_string(out, br->to ? nonempty(to.sym) : NULL);
-	fputs(", \"from_src\": ", out);
-	print_json_string(out, nonempty(from.src));
-	fputs(", \"to_src\": ", out);
-	print_json_string(out, nonempty(to.src));
-	fputs(", \"insn\": ", out);
-	print_json_string(out, nonempty(from.insn));
+	if (br->kind == BT_BR_GAP)
+		json_field(out, "gap", bt_gap_reason_name(br->gap));
+	json_field(out, "from_sym", br->from ? from.sym : NULL);
+	json_field(out, "to_sym", br->to ? to.sym : NULL);
+	json_field(out, "from_src", from.src);
+	json_field(out, "to_src", to.src);
+	json_field(out, "insn", from.insn);
 	fputc('}', out);
 }
 
-void print_json_branches(FILE *out, const struct bt_history *hist,
-			 const struct print_ctx *pc)
+/* Array elements: one a line. */
+static void json_sep(FILE *out, size_t i)
 {
-	size_t i;
-
-	fputc('[', out);
-	for (i = 0; hist && i < hist->count; i++) {
-		fputs(i ? ",\n    " : "\n    ", out);
-		json_branch(out, &hist->branch[i], pc);
-	}
-	fputs(hist && hist->count ? "\n  ]" : "]", out);
+	fputs(i ? ",\n    " : "\n    ", out);
 }
 
-void print_json_stop(FILE *out, const struct bt_stop *stop,
-		     const struct print_ctx *pc)
+static void json_end(FILE *out, size_t n)
+{
+	fputs(n ? "\n  ]" : "]", out);
+}
+
+static void json_branches(FILE *out, const struct print_thread *th,
+			  const struct print_ctx *pc)
+{
+	const struct bt_history *h = th->hist;
+	size_t i, first, end;
+
+	window(th, h ? h->count : 0, &first, &end);
+	fputs(", \"branches\": [", out);
+	for (i = first; i < end; i++) {
+		json_sep(out, i - first);
+		json_branch(out, &h->branch[i], pc);
+	}
+	json_end(out, end - first);
+}
+
+struct insn_json {
+	FILE *out;
+	const struct print_ctx *pc;
+	size_t n;
+};
+
+static int json_insn(uint64_t addr, int gap, void *ctx)
+{
+	struct insn_json *ij = ctx;
+	struct addr_desc d;
+
+	json_sep(ij->out, ij->n++);
+	if (!addr) {
+		fputs("{\"gap\": ", ij->out);
+		print_json_string(ij->out, bt_gap_reason_name(gap));
+		fputc('}', ij->out);
+		return 0;
+	}
+	describe(ij->pc, addr, 1, &d);
+	fprintf(ij->out, "{\"addr\": \"%s\"", d.addr);
+	json_field(ij->out, "sym", d.sym);
+	json_field(ij->out, "src", d.src);
+	json_field(ij->out, "insn", d.insn);
+	fputc('}', ij->out);
+	return 0;
+}
+
+static void json_insns(FILE *out, const struct print_thread *th,
+		       const struct print_ctx *pc)
+{
+	struct insn_json ij = { out, pc, 0 };
+	int ret = 0;
+
+	fputs(", \"insns\": [", out);
+	if (th->insns)
+		ret = th->insns(th->insns_ctx, json_insn, &ij);
+	json_end(out, ij.n);
+	if (ret < 0)
+		json_field(out, "error", bt_errstr(ret));
+}
+
+static void json_call(FILE *out, const struct bt_call *c,
+		      const struct print_ctx *pc)
+{
+	struct addr_desc d;
+
+	fprintf(out, "{\"depth\": %d", c->depth);
+	if (c->gap) {
+		json_field(out, "gap", bt_gap_reason_name(c->reason));
+		fputc('}', out);
+		return;
+	}
+	describe(pc, c->start, 0, &d);
+	json_field(out, "func", func_name(pc, c->start));
+	fprintf(out, ", \"addr\": \"%s\"", d.addr);
+	json_field(out, "src", d.src);
+	fprintf(out, ", \"branches\": %zu, \"instructions\": %" PRIu64 "}",
+		c->nbranches, c->ninsn);
+}
+
+static void json_calls(FILE *out, const struct print_thread *th,
+		       const struct print_ctx *pc)
+{
+	size_t i, first, end;
+
+	window(th, th->calls ? th->calls->count : 0, &first, &end);
+	fputs(", \"calls\": [", out);
+	for (i = first; i < end; i++) {
+		json_sep(out, i - first);
+		json_call(out, &th->calls->call[i], pc);
+	}
+	json_end(out, end - first);
+}
+
+/* The session's threads: where each is. */
+static void json_where(FILE *out, const struct print_thread *th,
+		       const struct print_ctx *pc)
+{
+	struct addr_desc d;
+
+	describe(pc, th->pc, 0, &d);
+	fprintf(out, ", \"current\": %s", th->current ? "true" : "false");
+	if (th->pc)
+		fprintf(out, ", \"pc\": \"%s\"", d.addr);
+	else
+		fputs(", \"pc\": null", out);
+	json_field(out, "sym", th->pc ? d.sym : NULL);
+	json_field(out, "src", d.src);
+}
+
+static void json_thread(FILE *out, int view, const struct print_thread *th,
+			const struct print_ctx *pc)
+{
+	fprintf(out, "{\"tid\": %d", th->tid);
+	if (th->err)
+		json_field(out, "error", bt_errstr(th->err));
+	if (view == PRINT_THREADS) {
+		json_where(out, th, pc);
+	} else if (view == PRINT_INFO) {
+		fprintf(out, ", \"captured\": %zu, \"decoded\": %zu, \"lost\": %"
+			PRIu64, th->captured, th->hist ? th->hist->count : 0,
+			th->lost);
+	} else {
+		fprintf(out, ", \"lost\": %" PRIu64,
+			th->hist ? th->hist->lost : 0);
+		if (view == PRINT_INSNS)
+			json_insns(out, th, pc);
+		else if (view == PRINT_CALLS)
+			json_calls(out, th, pc);
+		else
+			json_branches(out, th, pc);
+	}
+	fputc('}', out);
+}
+
+static void json_stop(FILE *out, const struct bt_stop *stop,
+		      const struct print_ctx *pc)
 {
 	struct addr_desc d;
 	char sig[32];
@@ -439,9 +893,8 @@ void print_json_stop(FILE *out, const struct bt_stop *stop,
 	describe(pc, stop->pc, stop->pc != 0, &d);
 	fprintf(out, "{\"tid\": %d, \"reason\": ", stop->tid);
 	print_json_string(out, reason_name(stop->reason));
-	fputs(", \"signal\": ", out);
-	print_json_string(out, has_sig ? print_signame(stop->signal, sig,
-							sizeof(sig)) : NULL);
+	json_field(out, "signal", has_sig ? print_signame(stop->signal, sig,
+							  sizeof(sig)) : NULL);
 	if (stop->reason == BT_STOP_EXIT)
 		fprintf(out, ", \"status\": %d", stop->status);
 	else
@@ -451,38 +904,64 @@ void print_json_stop(FILE *out, const struct bt_stop *stop,
 		fprintf(out, ", \"addr\": \"0x%" PRIx64 "\"", stop->addr);
 	else
 		fputs(", \"addr\": null", out);
-	fputs(", \"sym\": ", out);
-	print_json_string(out, stop->pc ? nonempty(d.sym) : NULL);
-	fputs(", \"src\": ", out);
-	print_json_string(out, nonempty(d.src));
-	fputs(", \"insn\": ", out);
-	print_json_string(out, nonempty(d.insn));
+	json_field(out, "sym", stop->pc ? d.sym : NULL);
+	json_field(out, "src", d.src);
+	json_field(out, "insn", d.insn);
 	fputc('}', out);
+}
+
+static void json_session(FILE *out, const struct print_session *s,
+			 const struct print_ctx *pc)
+{
+	json_field(out, "state", s->state);
+	json_field(out, "origin", s->origin);
+	fprintf(out, ", \"buffer_size\": %zu", s->buffer_size);
+}
+
+static void json_breakpoints(FILE *out, const struct print_session *s,
+			     const struct print_ctx *pc)
+{
+	struct addr_desc d;
+	size_t i;
+
+	fputs(",\n \"breakpoints\": [", out);
+	for (i = 0; i < s->nbps; i++) {
+		describe(pc, s->bps[i].addr, 0, &d);
+		fprintf(out, "%s{\"number\": %d, \"addr\": \"%s\"",
+			i ? ", " : "", s->bps[i].number, d.addr);
+		json_field(out, "sym", d.sym);
+		json_field(out, "src", d.src);
+		json_field(out, "spec", s->bps[i].spec);
+		fputc('}', out);
+	}
+	fputc(']', out);
 }
 
 void print_report_json(FILE *out, const struct print_report *r,
 		       const struct print_ctx *pc)
 {
-	const struct bt_history *hist;
+	int info = r->view == PRINT_INFO && r->session;
 	size_t i;
 
 	fputs("{\"btrace\": 1, \"backend\": ", out);
 	print_json_string(out, r->backend);
-	fprintf(out, ", \"pid\": %d,\n \"stop\": ", r->pid);
+	fprintf(out, ", \"pid\": %d", r->pid);
+	if (info)
+		json_session(out, r->session, pc);
+	fputs(",\n \"stop\": ", out);
 	if (r->stop)
-		print_json_stop(out, r->stop, pc);
+		json_stop(out, r->stop, pc);
 	else
 		fputs("null", out);
 	fputs(",\n \"threads\": [", out);
 	for (i = 0; i < r->nthreads; i++) {
-		hist = r->threads[i].hist;
-		fprintf(out, "%s{\"tid\": %d, \"lost\": %" PRIu64
-			", \"branches\": ", i ? ", " : "", r->threads[i].tid,
-			hist ? hist->lost : 0);
-		print_json_branches(out, hist, pc);
-		fputc('}', out);
+		if (i)
+			fputs(", ", out);
+		json_thread(out, r->view, &r->threads[i], pc);
 	}
 	fputs("]", out);
+	if (info)
+		json_breakpoints(out, r->session, pc);
 	if (r->stats)
 		fprintf(out, ",\n \"stats\": {\"instructions\": %" PRIu64
 			", \"branches\": %" PRIu64 ", \"stops\": %" PRIu64
@@ -490,4 +969,13 @@ void print_report_json(FILE *out, const struct print_report *r,
 			r->stats->instructions, r->stats->branches,
 			r->stats->stops, r->stats->displaced);
 	fputs("}\n", out);
+}
+
+void print_report(FILE *out, const struct print_report *r,
+		  const struct print_ctx *pc, int json)
+{
+	if (json)
+		print_report_json(out, r, pc);
+	else
+		print_report_text(out, r, pc);
 }

@@ -3,10 +3,13 @@
 #define BTRACE_PRINT_H
 
 /*
- * The one output module of the front ends (run, attach, session, show,
- * decode): branch histories and stops as aligned human text or as JSON.
+ * The one printer of the front ends (run, attach, the session, show,
+ * decode; the GDB plugin shows what show prints): a report as aligned
+ * human text or as one JSON document.  A report is a view of some threads
+ * (their branches, instructions, call history; the session's threads and
+ * info), optionally the stop and the capture's counts.
  *
- * The JSON document, which later front ends build on:
+ * The JSON document, the same for every command:
  *   {"btrace": 1, "backend": "soft", "pid": P,
  *    "stop": {"tid": T, "reason": "signal"|"exit"|"interrupt"|"break"|
  *             "killed", "signal": "SIGSEGV"|null, "status": S|null,
@@ -16,15 +19,31 @@
  *        {"from": "0x...", "to": "0x...", "kind": "call",
  *         "from_sym": "main+0x12", "to_sym": "crash", "from_src": "t.c:12",
  *         "to_src": "t.c:4", "insn": "call 0x401126"}]}],
- *    "stats": {"instructions": I, "branches": B, "stops": S}}
- * Addresses are hex strings; branches oldest first; what is unknown is
- * null.  A gap has "kind": "gap" and "gap": "overflow" (its reason).
+ *    "stats": {"instructions": I, "branches": B, "stops": S,
+ *              "displaced": D}}
+ * A thread holds "branches", "insns" ([{"addr", "sym", "src", "insn"}]),
+ * or "calls" ([{"depth", "func", "addr", "src", "branches",
+ * "instructions"}]) as the view asks; a gap in any of them is an entry
+ * with "gap": its reason (and, among branches, "kind": "gap").  The
+ * session's threads add "current", "pc", "sym", "src" to each thread, its
+ * info "state", "origin", "buffer_size" and "breakpoints" to the document
+ * and "captured", "decoded" to each thread.  Addresses are hex strings;
+ * everything is oldest first; what is unknown is null; what a view does
+ * not have is left out ("stop", "stats").
  */
 
 #include <stdio.h>
 #include <sys/types.h>
 
 #include "btrace/btrace.h"
+
+enum print_view {
+	PRINT_BRANCHES,		/* the last branches */
+	PRINT_INSNS,		/* instructions (--insn, insn) */
+	PRINT_CALLS,		/* the function-call history (--calls, calls) */
+	PRINT_THREADS,		/* the session's threads */
+	PRINT_INFO,		/* the session's info */
+};
 
 /* How addresses are described.  Every pointer may be NULL. */
 struct print_ctx {
@@ -33,21 +52,58 @@ struct print_ctx {
 	void *read_ctx;
 	struct bt_disasm *dis;		/* NULL: no disassembly */
 	int color;			/* ANSI colours in human text */
+	int blocks;			/* branches: each block's code too */
 };
+
+/*
+ * The instructions of a thread, for PRINT_INSNS: call @fn (bt_insn_fn:
+ * an address, or 0 and a gap reason) for each, oldest first.  Returns 0
+ * or a negative bt_error.
+ */
+typedef int (*print_insns_fn)(void *ctx, bt_insn_fn fn, void *fn_ctx);
 
 struct print_thread {
 	pid_t tid;
-	const struct bt_history *hist;
+	int err;			/* no trace of it: why (a bt_error) */
+	const struct bt_history *hist;	/* its branches */
+	const struct bt_calls *calls;	/* PRINT_CALLS */
+	int window;			/* show [first, end) of the branches */
+	size_t first, end;		/* or calls, not all of them */
+	print_insns_fn insns;		/* PRINT_INSNS */
+	void *insns_ctx;
+	/* PRINT_THREADS, PRINT_INFO */
+	int current;			/* the session's current thread */
+	uint64_t pc;			/* where it is, 0 if unknown */
+	size_t captured;		/* bytes of trace captured */
+	uint64_t lost;			/* lost, in @lost_unit */
+	const char *lost_unit;		/* "records", "bytes" */
 };
 
-/* Everything one report shows; stop and stats may be NULL. */
+struct print_bp {
+	int number;
+	uint64_t addr;
+	const char *spec;		/* as the user gave it */
+};
+
+/* What the session's info adds. */
+struct print_session {
+	const char *state;		/* "stopped", "exiting", "gone" */
+	const char *origin;		/* "attached", "launched" */
+	size_t buffer_size;
+	const struct print_bp *bps;
+	size_t nbps;
+};
+
+/* Everything one report shows; stop, stats and session may be NULL. */
 struct print_report {
+	int view;			/* enum print_view */
 	const char *backend;		/* "soft", "pt", ... */
 	pid_t pid;
 	const struct bt_stop *stop;
 	const struct print_thread *threads;
 	size_t nthreads;
 	const struct bt_stats *stats;
+	const struct print_session *session;
 };
 
 /* Should @out get colours?  A tty, no --no-color, no NO_COLOR, not dumb. */
@@ -56,23 +112,19 @@ int print_want_color(FILE *out, int no_color);
 /* "SIGSEGV"; "SIG34" for those without a name. */
 const char *print_signame(int sig, char *buf, size_t size);
 
-/* The whole report as text or as one JSON document (with a newline). */
+/* The whole report as text, or as one JSON document; both end a line. */
 void print_report_text(FILE *out, const struct print_report *r,
 		       const struct print_ctx *pc);
 void print_report_json(FILE *out, const struct print_report *r,
 		       const struct print_ctx *pc);
+/* One of them: @json picks. */
+void print_report(FILE *out, const struct print_report *r,
+		  const struct print_ctx *pc, int json);
 
-/* Parts of the text report: one thread's branches, and the stop. */
-void print_history(FILE *out, pid_t tid, const struct bt_history *hist,
-		   const struct print_ctx *pc);
-void print_stop(FILE *out, const struct bt_stop *stop,
-		const struct print_ctx *pc);
+/* "0x401136  main+0x4  t.c:12": an address as the reports write it. */
+void print_addr(FILE *out, const struct print_ctx *pc, uint64_t addr);
 
-/* Parts of the JSON document, for front ends that build their own. */
-void print_json_string(FILE *out, const char *s);	/* null for NULL */
-void print_json_branches(FILE *out, const struct bt_history *hist,
-			 const struct print_ctx *pc);	/* an array */
-void print_json_stop(FILE *out, const struct bt_stop *stop,
-		     const struct print_ctx *pc);	/* an object */
+/* JSON pieces: a string (null for NULL). */
+void print_json_string(FILE *out, const char *s);
 
 #endif /* BTRACE_PRINT_H */

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,15 +26,15 @@
 #include "btrace/btrace.h"
 #include "cmd.h"
 #include "debuginfo.h"
+#include "opts.h"
+#include "print.h"
 #include "save.h"
 #include "session.h"
+#include "view.h"
 
 #define SESS_PROMPT "(btrace) "
 #define SESS_HISTORY_MAX 1000
 #define SESS_MAX_ARGS 16
-#define SESS_BLOCK_MAX 4096	/* bytes of one block shown by last /d */
-#define SESS_INSN_DEFAULT 32
-#define SESS_CALLS_DEFAULT 20
 
 enum sess_state {
 	SESS_LIVE,	/* stopped, can go on */
@@ -41,7 +42,8 @@ enum sess_state {
 	SESS_GONE,	/* exited, killed or detached: history only */
 };
 
-enum sess_mods { MOD_SRC = 1, MOD_DIS = 2 };
+/* /s (source lines: always shown now), /d (blocks), /j (JSON) */
+enum sess_mods { MOD_SRC = 1, MOD_DIS = 2, MOD_JSON = 4 };
 
 /* One thread's trace at the current stop, captured and decoded once. */
 struct sess_thread {
@@ -72,7 +74,12 @@ struct bt_session {
 	struct bt_disasm *dis;
 	struct sess_bp *bps;
 	size_t nbps;
-	size_t last;
+	FILE *out;			/* reports (-o, else stdout) */
+	size_t last;			/* --last: shown at a stop */
+	int view;			/* --calls, --insn: what a stop shows */
+	int json;			/* --json: every report a document */
+	int color;
+	int blocks;			/* last/d */
 	int interactive;
 	int done;			/* leave the command loop */
 	int failed;			/* a command failed */
@@ -167,19 +174,18 @@ static struct bt_symtab *sess_symtab(struct bt_session *s)
 /* The code image: the mappings at this stop, and live memory beyond. */
 static struct bt_image *sess_image(struct bt_session *s)
 {
-	struct bt_maps maps = { 0 };
-
-	if (s->image)
-		return s->image;
-	s->image = bt_image_alloc();
 	if (!s->image)
-		return NULL;
-	if (s->state != SESS_GONE && bt_maps_read(s->pid, &maps) == 0) {
-		bt_image_add_maps(s->image, &maps, sess_read_mem, s);
-		bt_maps_release(&maps);
-	}
-	bt_image_set_fallback(s->image, sess_read_mem, s);
+		s->image = view_image(s->state == SESS_GONE ? 0 : s->pid,
+				      sess_read_mem, s);
 	return s->image;
+}
+
+static ssize_t sess_read_code(void *ctx, uint64_t addr, void *buf,
+			      size_t len)
+{
+	struct bt_image *img = sess_image(ctx);
+
+	return img ? bt_image_read(img, addr, buf, len) : 0;
 }
 
 static void sess_cache_clear(struct bt_session *s)
@@ -246,44 +252,66 @@ static struct sess_thread *sess_history(struct bt_session *s)
 	return th;
 }
 
-/* "0x401136 <work+0x16>" */
-static char *fmt_addr(struct bt_session *s, uint64_t addr, char *buf,
-		      size_t size)
-{
-	struct bt_symtab *st = sess_symtab(s);
-	struct bt_sym sym;
-	char name[256];
+/* ---- output ---- */
 
-	if (st && bt_symtab_lookup(st, addr, &sym) == 0 && sym.name) {
-		bt_sym_format(&sym, addr, name, sizeof(name));
-		snprintf(buf, size, "%#" PRIx64 " <%s>", addr, name);
-	} else {
-		snprintf(buf, size, "%#" PRIx64, addr);
+/* The printer's view of this stop: its symbols and code. */
+static void sess_pc(struct bt_session *s, struct print_ctx *pc, int json)
+{
+	memset(pc, 0, sizeof(*pc));
+	pc->symtab = sess_symtab(s);
+	pc->read = sess_read_code;
+	pc->read_ctx = s;
+	pc->dis = s->dis;
+	pc->color = !json && s->color;
+}
+
+/* Where a message that is not a report goes: not into a JSON stream. */
+static FILE *sess_notes(struct bt_session *s)
+{
+	return s->json ? stderr : s->out;
+}
+
+static void __attribute__((format(printf, 2, 3)))
+sess_note(struct bt_session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(sess_notes(s), fmt, ap);
+	va_end(ap);
+}
+
+/* "breakpoint 1 at 0x401136  main+0x4  t.c:12\n", in the notes. */
+static void sess_note_addr(struct bt_session *s, const char *what,
+			   uint64_t addr)
+{
+	struct print_ctx pc;
+
+	sess_pc(s, &pc, s->json);
+	fputs(what, sess_notes(s));
+	print_addr(sess_notes(s), &pc, addr);
+	fputc('\n', sess_notes(s));
+}
+
+/* A report on this stop: @json adds the stop and the counts to it. */
+static void sess_print(struct bt_session *s, struct print_report *r,
+		       int json)
+{
+	struct print_ctx pc;
+	struct bt_stats stats = { 0 };
+
+	r->backend = bt_target_backend_name(s->target);
+	r->pid = s->pid;
+	if (json && !r->stop && s->stop.reason != BT_STOP_NONE)
+		r->stop = &s->stop;
+	if (json && !r->stats) {
+		bt_target_stats(s->target, &stats);
+		r->stats = &stats;
 	}
-	return buf;
-}
-
-/* "file.c:12", or "" */
-static char *fmt_line(struct bt_session *s, uint64_t addr, char *buf,
-		      size_t size)
-{
-	struct bt_symtab *st = sess_symtab(s);
-	struct bt_sym sym;
-
-	buf[0] = '\0';
-	if (st && bt_symtab_lookup(st, addr, &sym) == 0 && sym.file)
-		snprintf(buf, size, "%s:%d", sym.file, sym.line);
-	return buf;
-}
-
-static const char *sess_func(struct bt_session *s, uint64_t addr)
-{
-	struct bt_symtab *st = sess_symtab(s);
-	struct bt_sym sym;
-
-	if (st && bt_symtab_lookup(st, addr, &sym) == 0)
-		return sym.name;
-	return NULL;
+	sess_pc(s, &pc, json);
+	pc.blocks = r->view == PRINT_BRANCHES && s->blocks;
+	print_report(s->out, r, &pc, json);
+	fflush(s->out);
 }
 
 /* ---- argument parsing ---- */
@@ -348,157 +376,150 @@ static int parse_window(const char *arg, size_t def, size_t count,
 	return 0;
 }
 
-/* ---- output of branches ---- */
+/* ---- views of the current thread: last, insn, calls ---- */
 
-static void print_insn_line(struct bt_session *s, const char *indent,
-			    uint64_t addr, const char *text, int mods)
+/* Where the current thread is: the tail of its instructions ends there. */
+static uint64_t sess_pc_of(struct bt_session *s, pid_t tid)
 {
-	char a[320], l[160];
+	uint64_t pc;
 
-	printf("%s%-40s %s", indent, fmt_addr(s, addr, a, sizeof(a)), text);
-	if (mods & MOD_SRC && fmt_line(s, addr, l, sizeof(l))[0])
-		printf("    %s", l);
-	printf("\n");
+	if (s->state == SESS_LIVE && bt_target_pc(s->target, tid, &pc) == 0)
+		return pc;
+	return tid == s->stop.tid ? s->stop.pc : 0;
 }
 
-/* Disassemble the block [start, end]: end is the branch instruction. */
-static void print_block(struct bt_session *s, uint64_t start, uint64_t end,
-			int mods)
+static int sess_view_init(struct bt_session *s, struct view_thread *v,
+			  int view, struct sess_thread *th, size_t last)
 {
-	uint8_t code[SESS_BLOCK_MAX + BT_INSN_MAX_LEN];
-	struct bt_image *img = sess_image(s);
-	char text[128];
-	uint64_t at;
-	ssize_t n;
-	int len;
+	struct view_src src = { .cap = &th->cap, .image = sess_image(s),
+				.symtab = sess_symtab(s), .full = th->hist,
+				.stop_pc = sess_pc_of(s, th->tid) };
+	int err = view_thread_init(v, view, th->tid, &src, last);
 
-	if (!img || !s->dis)
-		return;
-	if (!start || start > end || end - start >= SESS_BLOCK_MAX) {
-		if (start)
-			printf("\t\t...\n");
-		start = end;
-	}
-	n = bt_image_read(img, start, code, end - start + BT_INSN_MAX_LEN);
-	for (at = start; n > 0 && at <= end; at += len) {
-		len = bt_insn_format(s->dis, code + (at - start),
-				     n - (at - start), at, text, sizeof(text));
-		if (len <= 0) {
-			print_insn_line(s, "\t\t", at, "(bad)", mods);
-			return;
-		}
-		print_insn_line(s, "\t\t", at, text, mods);
-	}
-	if (n <= 0)
-		printf("\t\t(no code at %#" PRIx64 ")\n", start);
+	if (err)
+		fprintf(stderr, "btrace: %s\n", bt_errstr(err));
+	return err ? -1 : 0;
 }
 
-static void print_branch(struct bt_session *s, const struct bt_history *h,
-			 size_t i, int mods)
+/* last and calls: the last N (default as at the stop), or -A,-B. */
+static int sess_window(struct bt_session *s, int view, int argc, char **argv,
+		       int json)
 {
-	const struct bt_branch *b = &h->branch[i];
-	long long idx = (long long)i - (long long)h->count;
-	char from[320], to[320], lf[160], lt[160];
+	struct print_report r = { .view = view, .nthreads = 1 };
+	struct sess_thread *th = sess_history(s);
+	struct view_thread v = { 0 };
+	size_t n;
 
-	if (b->kind == BT_BR_GAP) {
-		printf("%6lld  [gap: %s]\n", idx, bt_gap_reason_name(b->gap));
-		return;
+	if (!th)
+		return -1;
+	if (argc > 2) {
+		fprintf(stderr, "btrace: usage: %s [N | -A,-B]\n", argv[0]);
+		return -1;
 	}
-	if (mods & MOD_DIS && i > 0)
-		print_block(s, h->branch[i - 1].to, b->from, mods);
-	else if (mods & MOD_DIS)
-		print_block(s, 0, b->from, mods);
-	printf("%6lld  %-40s -> %-40s %s", idx,
-	       fmt_addr(s, b->from, from, sizeof(from)),
-	       fmt_addr(s, b->to, to, sizeof(to)), bt_branch_kind_name(b->kind));
-	if (mods & MOD_SRC) {
-		fmt_line(s, b->from, lf, sizeof(lf));
-		fmt_line(s, b->to, lt, sizeof(lt));
-		if (lf[0] || lt[0])
-			printf("  %s -> %s", lf[0] ? lf : "?", lt[0] ? lt : "?");
+	if (sess_view_init(s, &v, view, th, 0))
+		return -1;
+	n = view == PRINT_CALLS ? v.calls->count : th->hist->count;
+	if (parse_window(argc > 1 ? argv[1] : NULL, s->last, n, &v.pt.first,
+			 &v.pt.end)) {
+		view_thread_release(&v);
+		return -1;
 	}
-	printf("\n");
+	v.pt.window = 1;
+	r.threads = &v.pt;
+	sess_print(s, &r, json);
+	view_thread_release(&v);
+	return 0;
 }
 
-static void print_last(struct bt_session *s, const struct bt_history *h,
-		       size_t first, size_t end, int mods)
-{
-	size_t i;
+/* The newest instructions, kept in a ring as they come. */
+struct insn_ring {
+	uint64_t *addr;		/* 0: a gap, its reason in gap[] */
+	int *gap;
+	size_t size, count;
+};
 
-	for (i = first; i < end && !sig_quit; i++)
-		print_branch(s, h, i, mods);
+static int ring_add(uint64_t addr, int gap, void *ctx)
+{
+	struct insn_ring *b = ctx;
+	size_t at = b->count % b->size;
+
+	b->addr[at] = addr;
+	b->gap[at] = gap;
+	b->count++;
+	return sig_quit ? 1 : 0;
+}
+
+static int ring_replay(void *ctx, bt_insn_fn fn, void *fn_ctx)
+{
+	struct insn_ring *b = ctx;
+	size_t i, n = b->count < b->size ? b->count : b->size;
+	int ret = 0;
+
+	for (i = b->count - n; i < b->count && !ret; i++)
+		ret = fn(b->addr[i % b->size], b->gap[i % b->size], fn_ctx);
+	return ret;
+}
+
+/* insn [N]: the last N instructions: those of the last N blocks, cut. */
+static int sess_insns(struct bt_session *s, int argc, char **argv, int json)
+{
+	struct print_report r = { .view = PRINT_INSNS, .nthreads = 1 };
+	struct insn_ring b = { .size = CMD_DEFAULT_LAST };
+	struct sess_thread *th = sess_history(s);
+	struct view_thread v = { 0 };
+	int err = -1;
+
+	if (!th || (argc > 1 && parse_count(argv[1], &b.size)))
+		return -1;
+	b.addr = calloc(b.size, sizeof(*b.addr));
+	b.gap = calloc(b.size, sizeof(*b.gap));
+	if (!b.addr || !b.gap) {
+		fprintf(stderr, "btrace: out of memory\n");
+		goto out;
+	}
+	/* Each block holds at least one instruction: N blocks suffice. */
+	if (sess_view_init(s, &v, PRINT_INSNS, th, b.size))
+		goto out;
+	err = v.pt.insns(v.pt.insns_ctx, ring_add, &b);
+	if (err < 0) {
+		fprintf(stderr, "btrace: instruction history: %s\n",
+			bt_errstr(err));
+		goto out;
+	}
+	v.pt.insns = ring_replay;
+	v.pt.insns_ctx = &b;
+	r.threads = &v.pt;
+	sess_print(s, &r, json);
+	err = 0;
+out:
+	view_thread_release(&v);
+	free(b.addr);
+	free(b.gap);
+	return err ? -1 : 0;
 }
 
 /* ---- stops ---- */
 
-static const char *sig_name(int sig)
-{
-	static char buf[16];
-	const char *abbrev = sigabbrev_np(sig);
-
-	if (!abbrev) {
-		snprintf(buf, sizeof(buf), "signal %d", sig);
-		return buf;
-	}
-	snprintf(buf, sizeof(buf), "SIG%s", abbrev);
-	return buf;
-}
-
-static void print_stop_headline(struct bt_session *s)
-{
-	const struct bt_stop *st = &s->stop;
-	char a[320], l[160];
-
-	fmt_addr(s, st->pc, a, sizeof(a));
-	fmt_line(s, st->pc, l, sizeof(l));
-	switch (st->reason) {
-	case BT_STOP_SIGNAL:
-		printf("thread %d received %s at %s %s", st->tid,
-		       sig_name(st->signal), a, l);
-		if (st->signal == SIGSEGV || st->signal == SIGBUS ||
-		    st->signal == SIGFPE || st->signal == SIGILL)
-			printf(" (fault address %#" PRIx64 ")", st->addr);
-		printf("\n");
-		break;
-	case BT_STOP_EXIT:
-		printf("process %d is exiting with status %d\n", s->pid,
-		       st->status);
-		break;
-	case BT_STOP_INTERRUPT:
-		printf("interrupted: thread %d at %s %s\n", st->tid, a, l);
-		break;
-	case BT_STOP_BREAK:
-		printf("breakpoint %d, thread %d at %s %s\n", st->breakpoint,
-		       st->tid, a, l);
-		break;
-	case BT_STOP_KILLED:
-		printf("process %d was killed by %s\n", s->pid,
-		       sig_name(st->signal ? st->signal : SIGKILL));
-		break;
-	default:
-		printf("stopped: thread %d at %s\n", st->tid, a);
-	}
-}
-
-/* Show a stop: what happened, and the last branches of that thread. */
+/* Show a stop as btrace run does: the thread's history, the stop. */
 static void sess_show_stop(struct bt_session *s)
 {
-	struct sess_thread *th;
-	size_t first, end;
+	struct print_report r = { .view = s->view, .stop = &s->stop };
+	struct sess_thread *th = s->cur ? sess_thread(s, s->cur) : NULL;
+	struct view_thread v = { 0 };
+	struct bt_stats stats;
 
-	print_stop_headline(s);
-	if (!s->cur)
-		return;
-	th = sess_thread(s, s->cur);
-	if (!th || th->err || !th->hist) {
-		printf("no trace for thread %d: %s\n", s->cur,
-		       th ? bt_errstr(th->err) : "out of memory");
-		return;
+	bt_target_stats(s->target, &stats);
+	r.stats = &stats;
+	if (th && !th->err && sess_view_init(s, &v, s->view, th, s->last) == 0)
+		r.nthreads = 1;
+	if (th && th->err) {
+		v.pt.tid = th->tid;
+		v.pt.err = th->err;
+		r.nthreads = 1;
 	}
-	parse_window(NULL, s->last, th->hist->count, &first, &end);
-	printf("last %zu branches of thread %d:\n", end - first, s->cur);
-	print_last(s, th->hist, first, end, 0);
-	fflush(stdout);
+	r.threads = &v.pt;
+	sess_print(s, &r, s->json);
+	view_thread_release(&v);
 }
 
 static void sess_set_stop(struct bt_session *s, const struct bt_stop *stop)
@@ -547,328 +568,63 @@ static int need_live(struct bt_session *s)
 	return -1;
 }
 
+static int json_mod(struct bt_session *s, int mods)
+{
+	return s->json || (mods & MOD_JSON);
+}
+
 static int do_last(struct bt_session *s, int argc, char **argv, int mods)
 {
-	struct sess_thread *th = sess_history(s);
-	size_t first, end;
+	int ret;
 
-	if (!th)
-		return -1;
-	if (argc > 2) {
-		fprintf(stderr, "btrace: usage: last[/sd] [N | -A,-B]\n");
-		return -1;
-	}
-	if (parse_window(argc > 1 ? argv[1] : NULL, s->last, th->hist->count,
-			 &first, &end))
-		return -1;
-	if (th->hist->lost)
-		printf("(%" PRIu64 " older records were overwritten)\n",
-		       th->hist->lost);
-	print_last(s, th->hist, first, end, mods);
-	return 0;
-}
-
-struct insn_buf {
-	uint64_t *addr;		/* 0: a gap, reason in gap[] */
-	int *gap;
-	size_t size, count;	/* ring of the newest @size */
-};
-
-static int insn_collect(uint64_t addr, int gap, void *ctx)
-{
-	struct insn_buf *b = ctx;
-	size_t at = b->count % b->size;
-
-	b->addr[at] = addr;
-	b->gap[at] = gap;
-	b->count++;
-	return sig_quit ? 1 : 0;
-}
-
-static void print_insn(struct bt_session *s, uint64_t addr, long long idx,
-		       int mods)
-{
-	uint8_t code[BT_INSN_MAX_LEN];
-	struct bt_image *img = sess_image(s);
-	char text[128], pre[32];
-	ssize_t n;
-
-	n = img ? bt_image_read(img, addr, code, sizeof(code)) : 0;
-	if (n <= 0 || !s->dis ||
-	    bt_insn_format(s->dis, code, n, addr, text, sizeof(text)) <= 0)
-		snprintf(text, sizeof(text), "(unknown)");
-	snprintf(pre, sizeof(pre), "%6lld  ", idx);
-	print_insn_line(s, pre, addr, text, mods);
-}
-
-/*
- * Feed @fn the instructions of [start, end) (@end excluded, as the stop pc)
- * or [start, end] (@incl: a block ending in its branch).  A block that
- * cannot be walked exactly to @end becomes a gap and its last instruction.
- */
-static void block_insns(struct bt_session *s, uint64_t start, uint64_t end,
-			int incl, struct insn_buf *b)
-{
-	uint8_t code[SESS_BLOCK_MAX + BT_INSN_MAX_LEN];
-	struct bt_image *img = sess_image(s);
-	struct bt_insn insn;
-	uint64_t at = start;
-	ssize_t n = 0;
-
-	if (start && start <= end && end - start < SESS_BLOCK_MAX && img && s->dis)
-		n = bt_image_read(img, start, code, end - start + BT_INSN_MAX_LEN);
-	while (n > 0 && at < end) {
-		if (bt_insn_decode(s->dis, code + (at - start), n - (at - start),
-				   at, &insn) || !insn.len)
-			break;
-		insn_collect(at, 0, b);
-		at += insn.len;
-	}
-	if (at != end || n <= 0) {
-		if (at == start && start == end && !incl)
-			return;		/* an empty tail */
-		insn_collect(0, start ? BT_GAP_NOCODE : BT_GAP_START, b);
-	}
-	if (incl)
-		insn_collect(end, 0, b);
-}
-
-/*
- * The instruction history rebuilt from the branches and the code image,
- * for formats whose decoder does not give instructions (soft, BTS): the
- * blocks of the last @b->size branches, then what ran since the last one.
- */
-static void insns_from_blocks(struct bt_session *s, const struct bt_history *h,
-			      struct insn_buf *b)
-{
-	size_t i = h->count > b->size ? h->count - b->size : 0;
-	const struct bt_branch *br;
-	uint64_t pc;
-
-	for (; i < h->count; i++) {
-		br = &h->branch[i];
-		if (br->kind == BT_BR_GAP) {
-			insn_collect(0, br->gap, b);
-			continue;
-		}
-		block_insns(s, i ? h->branch[i - 1].to : 0, br->from, 1, b);
-	}
-	if (h->count && s->state == SESS_LIVE &&
-	    bt_target_pc(s->target, s->cur, &pc) == 0)
-		block_insns(s, h->branch[h->count - 1].to, pc, 0, b);
+	s->blocks = !!(mods & MOD_DIS);
+	ret = sess_window(s, PRINT_BRANCHES, argc, argv, json_mod(s, mods));
+	s->blocks = 0;
+	return ret;
 }
 
 static int do_insn(struct bt_session *s, int argc, char **argv, int mods)
 {
-	struct bt_decode_opts dopts = { .size = sizeof(dopts) };
-	struct insn_buf b = { .size = SESS_INSN_DEFAULT };
-	struct sess_thread *th = sess_history(s);
-	size_t i, n;
-	int err;
-
-	if (!th)
-		return -1;
-	if (argc > 1 && parse_count(argv[1], &b.size))
-		return -1;
-	b.addr = calloc(b.size, sizeof(*b.addr));
-	b.gap = calloc(b.size, sizeof(*b.gap));
-	if (!b.addr || !b.gap) {
-		err = -bte_nomem;
-		goto out;
-	}
-	/* Each block holds at least one instruction: N blocks suffice. */
-	dopts.last = b.size;
-	dopts.image = sess_image(s);
-	err = bt_decode_insns(&th->cap, &dopts, insn_collect, &b);
-	if (err == -bte_nosys) {
-		b.count = 0;
-		insns_from_blocks(s, th->hist, &b);
-		err = 0;
-	}
-	n = b.count < b.size ? b.count : b.size;
-	for (i = b.count - n; i < b.count && !sig_quit; i++) {
-		size_t at = i % b.size;
-		long long idx = (long long)i - (long long)b.count;
-
-		if (b.addr[at])
-			print_insn(s, b.addr[at], idx, mods);
-		else
-			printf("%6lld  [gap: %s]\n", idx,
-			       bt_gap_reason_name(b.gap[at]));
-	}
-out:
-	if (err)
-		fprintf(stderr, "btrace: instruction history: %s\n",
-			bt_errstr(err));
-	free(b.addr);
-	free(b.gap);
-	return err ? -1 : 0;
-}
-
-/* One function segment of the call history. */
-struct call_seg {
-	int depth;
-	uint64_t start;		/* first address in the segment */
-	size_t first, last;	/* branch indices covered */
-	size_t nbr;		/* branches ending in it (0: none yet) */
-	uint64_t ninsn;
-	int gap;		/* a gap entry: its reason */
-};
-
-static int seg_push(struct call_seg **segs, size_t *n, size_t *cap,
-		    const struct call_seg *seg)
-{
-	struct call_seg *p;
-
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		p = realloc(*segs, *cap * sizeof(*p));
-		if (!p)
-			return -1;
-		*segs = p;
-	}
-	(*segs)[(*n)++] = *seg;
-	return 0;
-}
-
-/*
- * Cut the history into function segments, as gdb's function-call-history:
- * a call or interrupt starts a deeper one, a return (or sigreturn) a
- * shallower one, a jump into another function (a tail call, a PLT stub) one
- * at the same depth.
- */
-static int calls_build(struct bt_session *s, const struct bt_history *h,
-		       struct call_seg **out, size_t *nout)
-{
-	struct call_seg cur = { 0 }, *segs = NULL;
-	size_t i, n = 0, cap = 0;
-	int depth = 0, mind = 0;
-
-	cur.start = h->count ? h->branch[0].from : 0;
-	for (i = 0; i < h->count; i++) {
-		const struct bt_branch *b = &h->branch[i];
-		const char *f1, *f2;
-		int next;
-
-		if (b->kind == BT_BR_GAP) {
-			struct call_seg g = { .depth = depth, .first = i,
-					       .last = i, .gap = b->gap + 1 };
-
-			if (cur.nbr && seg_push(&segs, &n, &cap, &cur))
-				goto nomem;
-			if (seg_push(&segs, &n, &cap, &g))
-				goto nomem;
-			cur = (struct call_seg){ .depth = depth, .start = b->to,
-						 .first = i + 1, .last = i + 1 };
-			continue;
-		}
-		cur.last = i;
-		cur.nbr++;
-		cur.ninsn += b->ninsn;
-		next = depth;
-		if (b->kind == BT_BR_CALL || b->kind == BT_BR_ICALL ||
-		    b->kind == BT_BR_INTR)
-			next = depth + 1;
-		else if (b->kind == BT_BR_RET || b->flags & BT_BRF_SIGRETURN)
-			next = depth - 1;
-		if (next == depth) {
-			f1 = sess_func(s, cur.start);
-			f2 = sess_func(s, b->to);
-			if (f1 == f2 || (f1 && f2 && !strcmp(f1, f2)))
-				continue;
-		}
-		if (seg_push(&segs, &n, &cap, &cur))
-			goto nomem;
-		depth = next;
-		mind = depth < mind ? depth : mind;
-		cur = (struct call_seg){ .depth = depth, .start = b->to,
-					 .first = i + 1, .last = i + 1 };
-	}
-	/* Where the thread is now, even with no branch since. */
-	if (h->count && seg_push(&segs, &n, &cap, &cur))
-		goto nomem;
-	for (i = 0; i < n; i++)
-		segs[i].depth -= mind;
-	*out = segs;
-	*nout = n;
-	return 0;
-nomem:
-	free(segs);
-	return -1;
-}
-
-static void print_seg(struct bt_session *s, const struct call_seg *g,
-		      long long idx, int mods)
-{
-	const char *f;
-	char l1[160];
-
-	if (g->gap) {
-		printf("%6lld  %*s[gap: %s]\n", idx, 2 * g->depth, "",
-		       bt_gap_reason_name(g->gap - 1));
-		return;
-	}
-	f = sess_func(s, g->start);
-	if (f)
-		printf("%6lld  %*s%s", idx, 2 * g->depth, "", f);
-	else
-		printf("%6lld  %*s%#" PRIx64, idx, 2 * g->depth, "", g->start);
-	printf("  (%zu branch%s", g->nbr, g->nbr == 1 ? "" : "es");
-	if (g->ninsn)
-		printf(", %" PRIu64 " instructions", g->ninsn);
-	printf(")");
-	if (mods & MOD_SRC && fmt_line(s, g->start, l1, sizeof(l1))[0])
-		printf("  %s", l1);
-	printf("\n");
+	return sess_insns(s, argc, argv, json_mod(s, mods));
 }
 
 static int do_calls(struct bt_session *s, int argc, char **argv, int mods)
 {
-	struct sess_thread *th = sess_history(s);
-	struct call_seg *segs;
-	size_t n, first, end, i;
+	return sess_window(s, PRINT_CALLS, argc, argv, json_mod(s, mods));
+}
 
-	if (!th)
-		return -1;
-	if (calls_build(s, th->hist, &segs, &n)) {
-		fprintf(stderr, "btrace: out of memory\n");
-		return -1;
+/* The threads there are: live ones, or those traced before it went. */
+static size_t sess_tids(struct bt_session *s, pid_t *tids, size_t max)
+{
+	size_t n, i;
+
+	if (s->state != SESS_GONE) {
+		n = bt_target_threads(s->target, tids, max);
+		return n < max ? n : max;
 	}
-	if (parse_window(argc > 1 ? argv[1] : NULL, SESS_CALLS_DEFAULT, n,
-			 &first, &end)) {
-		free(segs);
-		return -1;
-	}
-	for (i = first; i < end && !sig_quit; i++)
-		print_seg(s, &segs[i], (long long)i - (long long)n, mods);
-	free(segs);
-	return 0;
+	for (i = 0; i < s->nthreads && i < max; i++)
+		tids[i] = s->threads[i].tid;
+	return i;
 }
 
 static int do_threads(struct bt_session *s, int argc, char **argv, int mods)
 {
+	struct print_report r = { .view = PRINT_THREADS, .stop = &s->stop };
+	struct print_thread th[1024] = { 0 };
 	pid_t tids[1024];
 	size_t n, i;
-	uint64_t pc;
-	char a[320];
 
-	if (s->state == SESS_GONE) {
-		for (i = 0; i < s->nthreads; i++)
-			printf("%c %d  (gone)\n",
-			       s->threads[i].tid == s->cur ? '*' : ' ',
-			       s->threads[i].tid);
-		return 0;
-	}
-	n = bt_target_threads(s->target, tids, BT_ARRAY_SIZE(tids));
-	n = n < BT_ARRAY_SIZE(tids) ? n : BT_ARRAY_SIZE(tids);
+	n = sess_tids(s, tids, BT_ARRAY_SIZE(tids));
 	for (i = 0; i < n; i++) {
-		printf("%c %d", tids[i] == s->cur ? '*' : ' ', tids[i]);
-		if (bt_target_pc(s->target, tids[i], &pc) == 0)
-			printf("  %s", fmt_addr(s, pc, a, sizeof(a)));
-		if (tids[i] == s->stop.tid)
-			printf("  (stopped here)");
-		printf("\n");
+		th[i].tid = tids[i];
+		th[i].current = tids[i] == s->cur;
+		if (s->state == SESS_GONE ||
+		    bt_target_pc(s->target, tids[i], &th[i].pc) < 0)
+			th[i].pc = 0;
 	}
+	r.threads = th;
+	r.nthreads = n;
+	sess_print(s, &r, json_mod(s, mods));
 	return 0;
 }
 
@@ -880,32 +636,26 @@ static int do_thread(struct bt_session *s, int argc, char **argv, int mods)
 	long tid;
 
 	if (argc != 2) {
-		printf("current thread: %d\n", s->cur);
+		sess_note(s, "current thread: %d\n", s->cur);
 		return argc == 1 ? 0 : -1;
 	}
 	tid = strtol(argv[1], &end, 10);
-	n = s->state == SESS_GONE
-		    ? 0
-		    : bt_target_threads(s->target, tids, BT_ARRAY_SIZE(tids));
-	for (i = 0; !*end && i < n && i < BT_ARRAY_SIZE(tids); i++)
-		if (tids[i] == tid)
-			break;
-	for (; s->state == SESS_GONE && i < s->nthreads; i++)
-		if (s->threads[i].tid == tid)
-			break;
-	if (*end || (s->state != SESS_GONE && i >= n) ||
-	    (s->state == SESS_GONE && i >= s->nthreads)) {
+	n = *end ? 0 : sess_tids(s, tids, BT_ARRAY_SIZE(tids));
+	for (i = 0; i < n && tids[i] != tid; i++)
+		;
+	if (i >= n) {
 		fprintf(stderr, "btrace: no thread %s; see 'threads'\n",
 			argv[1]);
 		return -1;
 	}
 	s->cur = tid;
-	printf("[current thread is %d]\n", s->cur);
+	sess_note(s, "[current thread is %d]\n", s->cur);
 	return 0;
 }
 
 static int do_continue(struct bt_session *s, int argc, char **argv, int mods)
 {
+	char sig[32];
 	int wstatus, err;
 
 	if (s->state == SESS_EXITING) {
@@ -916,11 +666,12 @@ static int do_continue(struct bt_session *s, int argc, char **argv, int mods)
 			return -1;
 		}
 		if (WIFSIGNALED(wstatus))
-			printf("process %d was killed by %s\n", s->pid,
-			       sig_name(WTERMSIG(wstatus)));
+			sess_note(s, "process %d was killed by %s\n", s->pid,
+				  print_signame(WTERMSIG(wstatus), sig,
+						sizeof(sig)));
 		else
-			printf("process %d exited with status %d\n", s->pid,
-			       WEXITSTATUS(wstatus));
+			sess_note(s, "process %d exited with status %d\n",
+				  s->pid, WEXITSTATUS(wstatus));
 		return 0;
 	}
 	if (need_live(s))
@@ -966,7 +717,7 @@ static uint64_t resolve_spec(struct bt_session *s, const char *spec)
 static int sess_break(struct bt_session *s, const char *spec)
 {
 	struct sess_bp *p;
-	char a[320], l[160];
+	char what[64];
 	uint64_t addr;
 	int num;
 
@@ -986,8 +737,8 @@ static int sess_break(struct bt_session *s, const char *spec)
 	}
 	s->bps = p;
 	p[s->nbps++] = (struct sess_bp){ num, addr, strdup(spec) };
-	printf("breakpoint %d at %s %s\n", num, fmt_addr(s, addr, a, sizeof(a)),
-	       fmt_line(s, addr, l, sizeof(l)));
+	snprintf(what, sizeof(what), "breakpoint %d at ", num);
+	sess_note_addr(s, what, addr);
 	return 0;
 }
 
@@ -1008,7 +759,7 @@ static int delete_one(struct bt_session *s, size_t i)
 
 	if (s->state == SESS_LIVE)
 		err = bt_target_break_remove(s->target, s->bps[i].number);
-	printf("deleted breakpoint %d\n", s->bps[i].number);
+	sess_note(s, "deleted breakpoint %d\n", s->bps[i].number);
 	free(s->bps[i].spec);
 	memmove(&s->bps[i], &s->bps[i + 1], (--s->nbps - i) * sizeof(*s->bps));
 	if (err)
@@ -1043,54 +794,51 @@ static int do_delete(struct bt_session *s, int argc, char **argv, int mods)
 	return ret;
 }
 
-static void info_thread(struct bt_session *s, pid_t tid)
+/* One thread as info shows it: what was captured, decoded, lost. */
+static void info_thread(struct bt_session *s, pid_t tid,
+			struct print_thread *pt)
 {
 	struct sess_thread *th = sess_thread(s, tid);
-	size_t bsize = bt_target_buffer_size(s->target);
 
+	pt->tid = tid;
 	if (!th || th->err) {
-		printf("  thread %d: no trace (%s)\n", tid,
-		       th ? bt_errstr(th->err) : "out of memory");
+		pt->err = th ? th->err : -bte_nomem;
 		return;
 	}
-	printf("  thread %d: %zu bytes captured", tid, th->cap.size);
-	if (bsize)
-		printf(" (%.1f%% of the buffer)",
-		       100.0 * (double)th->cap.size / (double)bsize);
-	printf(", %zu branches, %" PRIu64 " %s lost\n", th->hist->count,
-	       th->cap.lost, th->cap.format == BT_FMT_PT ? "bytes" : "records");
+	pt->hist = th->hist;
+	pt->captured = th->cap.size;
+	pt->lost = th->cap.lost;
+	pt->lost_unit = th->cap.format == BT_FMT_PT ? "bytes" : "records";
 }
 
 static int do_info(struct bt_session *s, int argc, char **argv, int mods)
 {
 	static const char *const states[] = { "stopped", "exiting", "gone" };
-	struct bt_stats st = { 0 };
+	struct print_session ps = {
+		.state = states[s->state],
+		.origin = s->opts->attached ? "attached" : "launched",
+		.buffer_size = bt_target_buffer_size(s->target),
+	};
+	struct print_report r = { .view = PRINT_INFO, .session = &ps };
+	struct print_thread th[1024] = { 0 };
+	struct print_bp bps[256];
+	struct bt_stats stats = { 0 };
 	pid_t tids[1024];
 	size_t n, i;
-	char a[320];
 
-	bt_target_stats(s->target, &st);
-	printf("process %d (%s, %s), backend %s\n", s->pid,
-	       s->opts->attached ? "attached" : "launched", states[s->state],
-	       bt_target_backend_name(s->target));
-	printf("buffer: %zu bytes per thread\n",
-	       bt_target_buffer_size(s->target));
-	if (s->state == SESS_GONE) {
-		for (i = 0; i < s->nthreads; i++)
-			info_thread(s, s->threads[i].tid);
-	} else {
-		n = bt_target_threads(s->target, tids, BT_ARRAY_SIZE(tids));
-		for (i = 0; i < n && i < BT_ARRAY_SIZE(tids); i++)
-			info_thread(s, tids[i]);
-	}
-	printf("stats: %" PRIu64 " instructions, %" PRIu64 " branches, %" PRIu64
-	       " stops\n", st.instructions, st.branches, st.stops);
-	if (!s->nbps)
-		printf("no breakpoints\n");
-	for (i = 0; i < s->nbps; i++)
-		printf("breakpoint %d at %s (%s)\n", s->bps[i].number,
-		       fmt_addr(s, s->bps[i].addr, a, sizeof(a)),
-		       s->bps[i].spec);
+	n = sess_tids(s, tids, BT_ARRAY_SIZE(tids));
+	for (i = 0; i < n; i++)
+		info_thread(s, tids[i], &th[i]);
+	for (i = 0; i < s->nbps && i < BT_ARRAY_SIZE(bps); i++)
+		bps[i] = (struct print_bp){ s->bps[i].number, s->bps[i].addr,
+					    s->bps[i].spec };
+	ps.bps = bps;
+	ps.nbps = i;
+	bt_target_stats(s->target, &stats);
+	r.stats = &stats;
+	r.threads = th;
+	r.nthreads = n;
+	sess_print(s, &r, json_mod(s, mods));
 	return 0;
 }
 
@@ -1110,7 +858,7 @@ static int do_detach(struct bt_session *s, int argc, char **argv, int mods)
 			s->pid, bt_errstr(err), bt_errdetail());
 		return -1;
 	}
-	printf("detached from process %d\n", s->pid);
+	sess_note(s, "detached from process %d\n", s->pid);
 	return 0;
 }
 
@@ -1128,7 +876,7 @@ static int do_kill(struct bt_session *s, int argc, char **argv, int mods)
 			bt_errstr(err));
 		return -1;
 	}
-	printf("killed process %d\n", s->pid);
+	sess_note(s, "killed process %d\n", s->pid);
 	return 0;
 }
 
@@ -1162,6 +910,7 @@ static void sym_names_free(void);
 static int do_debug_dir(struct bt_session *s, int argc, char **argv,
 			int mods)
 {
+	(void)mods;
 	if (argc > 2) {
 		fprintf(stderr, "btrace: usage: debug-dir [DIR]\n");
 		return -1;
@@ -1183,18 +932,20 @@ static int do_debug_dir(struct bt_session *s, int argc, char **argv,
 
 static const struct sess_cmd commands[] = {
 	{ "last", do_last,
-	  "last[/s][/d] [N | -A,-B]\n"
-	  "  the last N branches of the current thread (default: as at the\n"
-	  "  stop); -A,-B shows the window from the A-th to the B-th newest;\n"
-	  "  /s adds source lines, /d the disassembly of each branch's block" },
+	  "last[/d][/j] [N | -A,-B]\n"
+	  "  the last N branches of the current thread, as btrace run shows\n"
+	  "  them (default: as many as at the stop); -A,-B shows the window\n"
+	  "  from the A-th to the B-th newest; /d adds the code of each\n"
+	  "  branch's block, /j (or --json) prints a JSON document" },
 	{ "insn", do_insn,
-	  "insn[/s] [N]\n"
-	  "  the last N instructions (default 32), where the backend can tell" },
+	  "insn[/j] [N]\n"
+	  "  the last N instructions (default 32)" },
 	{ "calls", do_calls,
-	  "calls[/s] [N | -A,-B]\n"
-	  "  the function-call history (default the last 20 segments),\n"
-	  "  indented by call depth; /s adds the source line of each" },
-	{ "threads", do_threads, "threads\n  the traced threads; * is current" },
+	  "calls[/j] [N | -A,-B]\n"
+	  "  the function-call history, indented by call depth (default:\n"
+	  "  the last segments, as many as branches at the stop)" },
+	{ "threads", do_threads,
+	  "threads[/j]\n  the traced threads; * is current" },
 	{ "thread", do_thread, "thread [TID]\n  show or switch the current thread" },
 	{ "continue", do_continue,
 	  "continue\n"
@@ -1203,7 +954,7 @@ static const struct sess_cmd commands[] = {
 	  "break SYMBOL|ADDR|FILE:LINE\n  stop when that code is reached" },
 	{ "delete", do_delete, "delete [N...]\n  delete breakpoints (all if none)" },
 	{ "info", do_info,
-	  "info\n  backend, buffer size and fill, records lost, stats" },
+	  "info[/j]\n  backend, buffer size and fill, records lost, stats" },
 	{ "save", do_save,
 	  "save FILE\n  write the trace to FILE (mode 0600) for btrace show" },
 	{ "debug-dir", do_debug_dir,
@@ -1255,17 +1006,18 @@ static int do_help(struct bt_session *s, int argc, char **argv, int mods)
 		for (i = 0; !c->help; i++) /* an alias: show its command */
 			if (commands[i].fn == c->fn && commands[i].help)
 				c = &commands[i];
-		printf("%s\n", c->help);
+		sess_note(s, "%s\n", c->help);
 		return 0;
 	}
-	printf("commands (a unique prefix will do; c, b, q also work):\n");
+	sess_note(s, "commands (a unique prefix will do; c, b, q also work;\n"
+		  "/j or --json after a command prints JSON):\n");
 	for (i = 0; i < BT_ARRAY_SIZE(commands); i++) {
 		const char *h = commands[i].help, *nl;
 
 		if (!h)
 			continue;
 		nl = strchr(h, '\n');
-		printf("  %-28.*s %s\n", (int)(nl - h), h, nl + 3);
+		sess_note(s, "  %-28.*s %s\n", (int)(nl - h), h, nl + 3);
 	}
 	return 0;
 }
@@ -1279,6 +1031,8 @@ static int parse_mods(const char *m)
 			mods |= MOD_SRC;
 		else if (*m == 'd')
 			mods |= MOD_DIS;
+		else if (*m == 'j')
+			mods |= MOD_JSON;
 		else if (*m != '/')
 			return -1;
 	}
@@ -1295,6 +1049,10 @@ static int sess_exec(struct bt_session *s, char *line)
 	for (p = strtok(line, " \t\r\n"); p; p = strtok(NULL, " \t\r\n")) {
 		if (argc && p[0] == '/' && (m = parse_mods(p)) >= 0) {
 			mods |= m;
+			continue;
+		}
+		if (argc && !strcmp(p, "--json")) {
+			mods |= MOD_JSON;
 			continue;
 		}
 		if (argc == SESS_MAX_ARGS) {
@@ -1324,6 +1082,7 @@ static int sess_exec(struct bt_session *s, char *line)
 		return -1;
 	}
 	m = c->fn(s, argc, argv, mods);
+	fflush(s->out);
 	fflush(stdout);
 	return m;
 }
@@ -1654,11 +1413,12 @@ static void sess_release(struct bt_session *s)
 static int sess_end(struct bt_session *s)
 {
 	char *no_args[] = { "quit", NULL };
+	char sig[32];
 	int ret = 0;
 
 	if (sig_quit && s->state != SESS_GONE)
 		fprintf(stderr, "btrace: %s: %s process %d\n",
-			sig_name(sig_quit),
+			print_signame(sig_quit, sig, sizeof(sig)),
 			s->opts->attached ? "detaching from" : "killing",
 			s->pid);
 	if (s->state != SESS_GONE)
@@ -1676,9 +1436,13 @@ static void sess_init(struct bt_session *s, struct bt_target *target,
 	s->opts = opts;
 	s->pid = bt_target_pid(target);
 	s->cur = s->pid;
-	s->last = opts->last ? opts->last : BT_SESSION_LAST_DEFAULT;
+	s->out = opts->out ? opts->out : stdout;
+	s->last = opts->o->last;
+	s->view = opts->o->view;
+	s->json = opts->o->json;
+	s->color = print_want_color(s->out, opts->o->no_color);
 	s->symtab_stale = 1;
-	s->interactive = isatty(STDIN_FILENO) && !opts->batch;
+	s->interactive = isatty(STDIN_FILENO) && !opts->o->batch;
 	if (bt_disasm_alloc(&s->dis))
 		s->dis = NULL;
 	sig_target = target;
@@ -1686,11 +1450,12 @@ static void sess_init(struct bt_session *s, struct bt_target *target,
 
 static void sess_run_ex(struct bt_session *s)
 {
+	const struct cmd_opts *o = s->opts->o;
 	size_t i;
 	char *line;
 
-	for (i = 0; i < s->opts->nex && !s->done && !sig_quit; i++) {
-		line = strdup(s->opts->ex[i]);
+	for (i = 0; i < o->nex && !s->done && !sig_quit; i++) {
+		line = strdup(o->ex[i]);
 		if (!line || sess_exec(s, line))
 			s->failed = 1;
 		free(line);
@@ -1700,20 +1465,28 @@ static void sess_run_ex(struct bt_session *s)
 int bt_session_main(struct bt_target *target,
 		    const struct bt_session_opts *opts)
 {
+	const struct cmd_opts *o = opts->o;
 	struct bt_session s;
 	size_t i;
 	int ret;
 
 	sess_init(&s, target, opts);
-	for (i = 0; i < opts->nbreaks && !sig_quit; i++)
-		if (sess_break(&s, opts->breaks[i]))
+	for (i = 0; i < o->nbreaks && !sig_quit; i++)
+		if (sess_break(&s, o->breaks[i]))
 			s.failed = s.done = 1;
 	if (opts->cont_first && !s.done && sess_cont(&s))
 		s.failed = s.done = 1;
+	/* --save: at the first stop, before the -ex commands. */
+	if (o->save && !s.done) {
+		char *save[] = { "save", (char *)o->save, NULL };
+
+		if (do_save(&s, 2, save, 0))
+			s.failed = 1;
+	}
 	sess_run_ex(&s);
-	if (!opts->batch && !s.done)
+	if (!o->batch && !s.done)
 		sess_loop(&s);
-	fflush(stdout);
+	fflush(s.out);
 	ret = sess_end(&s);
 	sess_release(&s);
 	if (sig_quit)

@@ -3,16 +3,19 @@
 #define BTRACE_CMD_SESSION_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "btrace/target.h"
 
 /*
  * The interactive session over a traced process: `btrace attach` and
  * `btrace run -i`.  Commands come from one table (see session.c):
- * last, insn, calls, threads, thread, continue, break, delete, info,
- * detach, kill, quit, help.  On a terminal they are read with readline
- * (history in ~/.btrace_history, completion of commands and symbols);
- * otherwise from stdin, one a line.
+ * last, insn, calls, threads, thread, continue, break, delete, info, save,
+ * detach, kill, quit, help.  What they show goes through the printer of
+ * run and show (print.h): the same text, or with /j (--json) the same
+ * JSON document.  On a terminal they are read with readline (history in
+ * ~/.btrace_history, completion of commands and symbols); otherwise from
+ * stdin, one a line.
  *
  * Safety: from bt_session_signals() on, SIGINT, SIGTERM and SIGHUP never
  * kill btrace outright.  During a `continue` (and the first trace) SIGINT
@@ -21,18 +24,20 @@
  * from (or kills, if launched) the target before btrace exits.
  */
 
+struct cmd_opts;
+
 struct bt_session_opts {
-	const char *const *ex;	/* commands to run first (-ex), in order */
-	size_t nex;
-	const char *const *breaks; /* breakpoints set before the first trace */
-	size_t nbreaks;
-	int batch;		/* exit after the -ex commands */
+	/*
+	 * The command's options (opts.h): -ex, --break, --batch, --save,
+	 * and how stops are shown (--last, --calls, --insn, --json,
+	 * --no-color).
+	 */
+	const struct cmd_opts *o;
+	FILE *out;		/* where reports go (-o); prompts stay */
 	int cont_first;		/* trace until the first stop before commands */
 	int attached;		/* quit detaches (attached) or kills (launched) */
-	size_t last;		/* branches shown at a stop; 0: the default */
 };
 
-#define BT_SESSION_LAST_DEFAULT 16
 
 /*
  * Install the session's SIGINT/SIGTERM/SIGHUP handlers and ignore SIGPIPE.

@@ -6,9 +6,7 @@
  * else from the function names saved in the file, else addresses.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,132 +14,34 @@
 #include "btrace/btrace.h"
 #include "cmd.h"
 #include "debuginfo.h"
+#include "opts.h"
 #include "print.h"
+#include "view.h"
 
-#define SHOW_DEFAULT_LAST 32
-
-struct show_opts {
-	size_t last;
-	int json;
-	int insn;
-	int all;
-	int no_color;
-	pid_t tid;
-	const char *path;
-};
-
-static const char show_usage[] =
-	"usage: btrace show [--last N] [--insn] [--json] [--thread TID | --all]\n"
-	"                   [--no-color] [--debug-dir DIR] [--no-debuginfod] FILE\n";
-
-static const char show_help[] =
+static const char show_about[] =
 	"Show the branch history saved in trace FILE (written by run --save,\n"
 	"run --save-on-crash, attach --save or the session's save), decoded\n"
-	"with the code saved in the file: no binaries are needed.\n\n"
-	"  -n, --last N       branches to show (default 32)\n"
-	"  -i, --insn         every instruction of those branches' blocks\n"
-	"  -j, --json         one JSON document instead of text\n"
-	"  -t, --thread TID   that thread (default: the one that stopped)\n"
-	"  -a, --all          every thread\n"
-	"      --no-color     no colours, even on a terminal\n"
-	"      --debug-dir DIR  separate debug files under DIR (':' between\n"
-	"                     several) instead of /usr/lib/debug\n"
-	"      --no-debuginfod  fetch nothing from DEBUGINFOD_URLS' servers\n"
-	"  -h, --help         this help\n";
+	"with the code saved in the file: no binaries are needed.";
 
-static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("btrace show: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n", stderr);
-	fputs(show_usage, stderr);
-	return EXIT_USAGE;
-}
-
-/* Returns -1 to go on, or the exit status (0 for --help). */
-static int parse_args(int argc, char **argv, struct show_opts *o)
-{
-	enum { OPT_NO_COLOR = 256 };
-	static const struct option longopts[] = {
-		{ "last", required_argument, NULL, 'n' },
-		{ "insn", no_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "thread", required_argument, NULL, 't' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
-		{ "no-colour", no_argument, NULL, OPT_NO_COLOR },
-		{ "help", no_argument, NULL, 'h' },
-		DEBUGINFO_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, r;
-
-	memset(o, 0, sizeof(*o));
-	o->last = SHOW_DEFAULT_LAST;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:ijt:ah", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o->last = cmd_parse_count(optarg, CMD_MAX_LAST);
-			if (!o->last)
-				return usage_error("--last wants a number from 1 to 10000000, not '%s'",
-						   optarg);
-			break;
-		case 'i':
-			o->insn = 1;
-			break;
-		case 'j':
-			o->json = 1;
-			break;
-		case 't':
-			o->tid = cmd_parse_count(optarg, 0x7fffffff);
-			if (!o->tid)
-				return usage_error("--thread wants a thread id, not '%s'",
-						   optarg);
-			break;
-		case 'a':
-			o->all = 1;
-			break;
-		case OPT_NO_COLOR:
-			o->no_color = 1;
-			break;
-		case OPT_DEBUG_DIR:
-		case OPT_NO_DEBUGINFOD:
-			r = debuginfo_option(c, optarg);
-			if (r)
-				return r;
-			break;
-		case 'h':
-			printf("%s\n%s", show_usage, show_help);
-			return 0;
-		case ':':
-			return usage_error("option '%s' needs a value",
-					   argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'",
-					   argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 1)
-		return usage_error(optind >= argc ? "no trace file" :
-				   "one trace file at a time");
-	if (o->insn && o->json)
-		return usage_error("--insn and --json do not go together");
-	o->path = argv[optind];
-	return -1;
-}
+static const struct cmd_desc show_desc = {
+	.name = "show",
+	.id = CMD_SHOW,
+	.usage = "show [options] FILE",
+	.about = show_about,
+	.min_args = 1,
+	.max_args = 1,
+	.missing = "no trace file",
+};
 
 /* Everything decoding and printing a trace needs, and its cleanup. */
 struct show {
+	const struct cmd_opts *o;
+	const char *path;
 	struct bt_trace *trace;
 	struct bt_image *image;
 	struct print_ctx pc;
-	struct print_thread *threads;
+	struct view_thread *views;
+	struct print_thread *threads;	/* what the printer gets */
 	size_t nthreads;
 };
 
@@ -155,7 +55,7 @@ static const char *saved_symbol(void *ctx, uint64_t addr, uint64_t *offset)
 	return bt_trace_symbol(ctx, addr, offset);
 }
 
-static int show_setup(struct show *s, const struct show_opts *o)
+static int show_setup(struct show *s, FILE *out)
 {
 	int ret;
 
@@ -174,7 +74,7 @@ static int show_setup(struct show *s, const struct show_opts *o)
 		bt_symtab_set_fallback(s->pc.symtab, saved_symbol, s->trace);
 	if (bt_disasm_alloc(&s->pc.dis) < 0)
 		s->pc.dis = NULL;
-	s->pc.color = !o->json && print_want_color(stdout, o->no_color);
+	s->pc.color = !s->o->json && print_want_color(out, s->o->no_color);
 	return 0;
 }
 
@@ -183,7 +83,8 @@ static void show_release(struct show *s)
 	size_t i;
 
 	for (i = 0; i < s->nthreads; i++)
-		bt_history_free((struct bt_history *)s->threads[i].hist);
+		view_thread_release(&s->views[i]);
+	free(s->views);
 	free(s->threads);
 	bt_disasm_free(s->pc.dis);
 	bt_symtab_free(s->pc.symtab);
@@ -218,175 +119,103 @@ static int load_error(const char *path, int err)
  * Decode one thread, then check the part of its data the decoder read
  * (the file is mapped and checked as far as it is used).
  */
-static int decode_thread(struct show *s, const struct show_opts *o,
-			 const struct bt_capture *cap,
-			 const struct bt_decode_opts *dopts,
-			 struct bt_history **hist)
+static int decode_thread(struct show *s, const struct bt_capture *cap,
+			 struct view_thread *v)
 {
-	int ret = bt_decode(cap, dopts, hist);
+	struct view_src src = { .cap = cap, .image = s->image,
+				.symtab = s->pc.symtab };
+	const struct bt_history *h;
+	int ret;
 
-	if (ret < 0) {
+	if (cap->tid == s->trace->stop.tid)
+		src.stop_pc = s->trace->stop.pc;
+	ret = view_thread_init(v, s->o->view, cap->tid, &src, s->o->last);
+	if (ret < 0)
+		return ret;
+	if (v->pt.err) {
 		fprintf(stderr, "btrace: cannot decode thread %d: %s\n",
-			cap->tid, bt_errstr(ret));
+			cap->tid, bt_errstr(v->pt.err));
 		return 0;
 	}
-	ret = bt_trace_check(s->trace, cap, (*hist)->data_begin, cap->size);
+	h = v->pt.hist;
+	ret = bt_trace_check(s->trace, cap, h->data_begin, cap->size);
 	if (ret < 0) {
-		load_error(o->path, ret);
+		load_error(s->path, ret);
 		return -bte_corrupt;
 	}
 	return 0;
 }
 
-static int decode_threads(struct show *s, const struct show_opts *o)
+static int decode_threads(struct show *s)
 {
-	struct bt_decode_opts dopts = { .size = sizeof(dopts), .last = o->last,
-					.image = s->image };
 	const struct bt_trace *t = s->trace;
-	pid_t tid = o->tid ? o->tid : default_tid(t);
-	struct bt_history *hist;
-	size_t i;
+	pid_t tid = s->o->tid ? s->o->tid : default_tid(t);
+	size_t i, n = t->nthreads ? t->nthreads : 1;
 	int ret;
 
-	s->threads = calloc(t->nthreads ? t->nthreads : 1,
-			    sizeof(*s->threads));
-	if (!s->threads)
+	s->views = calloc(n, sizeof(*s->views));
+	s->threads = calloc(n, sizeof(*s->threads));
+	if (!s->views || !s->threads)
 		return -bte_nomem;
 	for (i = 0; i < t->nthreads; i++) {
-		if (!o->all && t->thread[i].tid != tid)
+		if (!s->o->all && t->thread[i].tid != tid)
 			continue;
-		hist = NULL;
-		ret = decode_thread(s, o, &t->thread[i], &dopts, &hist);
-		s->threads[s->nthreads].tid = t->thread[i].tid;
-		s->threads[s->nthreads++].hist = hist;
+		ret = decode_thread(s, &t->thread[i], &s->views[s->nthreads]);
+		s->nthreads++;
 		if (ret < 0)
 			return ret;
 	}
 	if (!s->nthreads) {
 		fprintf(stderr, "btrace: no trace of thread %d in '%s'\n",
-			tid, o->path);
+			tid, s->path);
 		return -bte_notrace;
 	}
+	for (i = 0; i < s->nthreads; i++)
+		s->threads[i] = s->views[i].pt;
 	return 0;
 }
 
-/* --insn: one line per instruction, gaps marked. */
-struct insn_ctx {
-	struct show *s;
-	int count;
-};
-
-static int print_insn(uint64_t addr, int gap, void *arg)
+static void show_print(struct show *s, FILE *out)
 {
-	struct insn_ctx *ic = arg;
-	const struct print_ctx *pc = &ic->s->pc;
-	char sym[160] = "", text[96] = "";
-	uint8_t code[BT_INSN_MAX_LEN];
-	struct bt_sym bs;
-	ssize_t n;
+	const struct bt_trace *t = s->trace;
+	struct print_report r = { .view = s->o->view, .backend = t->backend,
+				  .pid = t->pid,
+				  .stop = t->stop.reason ? &t->stop : NULL,
+				  .threads = s->threads,
+				  .nthreads = s->nthreads,
+				  .stats = &t->stats };
 
-	if (!addr) {
-		printf("  [gap: %s]\n", bt_gap_reason_name(gap));
-		return 0;
-	}
-	if (pc->symtab && bt_symtab_lookup(pc->symtab, addr, &bs) == 0)
-		bt_sym_format(&bs, addr, sym, sizeof(sym));
-	n = bt_image_read(ic->s->image, addr, code, sizeof(code));
-	if (n <= 0 || !pc->dis ||
-	    bt_insn_format(pc->dis, code, n, addr, text, sizeof(text)) < 0)
-		snprintf(text, sizeof(text), "(no code)");
-	printf("  0x%-14" PRIx64 " %-32s %s\n", addr, sym, text);
-	ic->count++;
-	return 0;
-}
-
-/*
- * The instructions after the last branch, up to where the thread stopped:
- * straight-line code by definition, walked through the image.
- */
-static void print_tail(struct insn_ctx *ic, const struct bt_history *hist,
-		       uint64_t stop_pc)
-{
-	uint8_t code[BT_INSN_MAX_LEN];
-	struct bt_insn insn;
-	uint64_t pc;
-	int n, guard;
-
-	if (!hist || !hist->count || !stop_pc || !ic->s->pc.dis)
-		return;
-	pc = hist->branch[hist->count - 1].to;
-	for (guard = 0; pc && guard < 100000; guard++) {
-		print_insn(pc, 0, ic);
-		if (pc == stop_pc)
-			return;
-		n = bt_image_read(ic->s->image, pc, code, sizeof(code));
-		if (n <= 0 || bt_insn_decode(ic->s->pc.dis, code, n, pc,
-					     &insn) < 0 ||
-		    insn.iclass != BT_INSN_OTHER)
-			return;
-		pc += insn.len;
-	}
-}
-
-static int show_insns(struct show *s, const struct show_opts *o)
-{
-	struct bt_decode_opts dopts = { .size = sizeof(dopts), .last = o->last,
-					.image = s->image };
-	struct insn_ctx ic = { .s = s };
-	const struct bt_capture *cap;
-	size_t i;
-	int ret;
-
-	for (i = 0; i < s->nthreads; i++) {
-		cap = bt_trace_thread(s->trace, s->threads[i].tid);
-		printf("thread %d: instructions of the last %zu branches\n",
-		       s->threads[i].tid, o->last);
-		ret = bt_decode_insns(cap, &dopts, print_insn, &ic);
-		if (ret < 0) {
-			fprintf(stderr, "btrace: cannot list instructions of thread %d: %s\n",
-				s->threads[i].tid, bt_errstr(ret));
-			return ret;
-		}
-		if (s->threads[i].tid == s->trace->stop.tid)
-			print_tail(&ic, s->threads[i].hist, s->trace->stop.pc);
-	}
-	return 0;
+	print_report(out, &r, &s->pc, s->o->json);
 }
 
 int cmd_show(int argc, char **argv)
 {
-	struct show s = { 0 };
-	struct show_opts o;
-	struct print_report r;
+	struct cmd_opts o = { 0 };
+	struct show s = { .o = &o };
+	FILE *out;
 	int ret;
 
-	ret = parse_args(argc, argv, &o);
+	ret = cmd_opts_parse(&show_desc, argc, argv, &o);
 	if (ret >= 0)
 		return ret;
-	ret = bt_trace_map(&s.trace, o.path);
-	if (ret < 0)
-		return load_error(o.path, ret);
-	ret = show_setup(&s, &o);
+	s.path = o.args[0];
+	out = cmd_opts_open(&o);
+	if (!out)
+		return EXIT_FAIL;
+	ret = bt_trace_map(&s.trace, s.path);
+	if (ret < 0) {
+		cmd_opts_close(&o, out);
+		return load_error(s.path, ret);
+	}
+	ret = show_setup(&s, out);
 	if (ret == 0)
-		ret = decode_threads(&s, &o);
+		ret = decode_threads(&s);
 	if (ret == -bte_nomem)
 		fprintf(stderr, "btrace: out of memory\n");
-	if (ret < 0)
-		goto out;
-	r = (struct print_report){ .backend = s.trace->backend,
-				   .pid = s.trace->pid,
-				   .stop = s.trace->stop.reason ?
-					   &s.trace->stop : NULL,
-				   .threads = s.threads,
-				   .nthreads = s.nthreads,
-				   .stats = &s.trace->stats };
-	if (o.insn)
-		ret = show_insns(&s, &o);
-	else if (o.json)
-		print_report_json(stdout, &r, &s.pc);
-	else
-		print_report_text(stdout, &r, &s.pc);
-out:
+	if (ret == 0)
+		show_print(&s, out);
 	show_release(&s);
+	if (cmd_opts_close(&o, out) < 0)
+		ret = -1;
 	return ret < 0 ? EXIT_FAIL : 0;
 }

@@ -5,9 +5,10 @@ Load with `source /path/to/btrace/gdb/btrace.py`, then:
 
   btrace continue [--backend NAME]  run the inferior under branch tracing
                                     until it stops (breakpoint, signal, crash)
-  btrace last [-i] [N]              the last N branches (default 16), with
-                                    gdb's symbols and source lines
-  btrace calls [N]                  the call history of the last N branches
+  btrace last [-i] [N]              the last N branches (default 32), as
+                                    btrace show prints them; -i: their
+                                    instructions
+  btrace calls [N]                  the call history, the last N segments
   btrace load FILE                  use a saved trace (btrace run --save ...),
                                     beside a core file or the live program
   btrace save FILE                  copy the current trace to FILE
@@ -41,7 +42,7 @@ import gdb
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # make install writes the installed btrace program here.
 _INSTALLED_PROGRAM = None
-_DEFAULT_LAST = 16
+_DEFAULT_LAST = 32
 _ALL = 10000000
 
 
@@ -184,15 +185,6 @@ def _describe(addr, fallback_sym=None, fallback_src=None):
     return sym, name, _gdb_line(addr) or fallback_src
 
 
-def _disasm(addr):
-    try:
-        out = gdb.execute("x/i 0x%x" % addr, to_string=True)
-    except gdb.error:
-        return None
-    # "=> 0x401136 <main+4>:\tcall   0x401106 <f>"
-    return out.split(":", 1)[-1].strip() if ":" in out else None
-
-
 # ---- the history as data --------------------------------------------------
 
 def _thread_of(doc):
@@ -250,62 +242,24 @@ def _fmt_addr(addr):
     return "0x%x" % addr if addr else "-"
 
 
+def _print_show(args):
+    """What `btrace show ARGS FILE` prints for the current trace: btrace's
+    one printer, the same text as btrace run, show and the session."""
+    if not _state.path:
+        raise BtraceError("no trace: run 'btrace continue' or "
+                          "'btrace load FILE' first")
+    gdb.write(_run_btrace(["show", "--no-color"] + args +
+                          [_state.path]).stdout)
+
+
 def _print_last(n, insn):
-    hist = branches(n)
-    if not hist:
-        gdb.write("btrace: no branches recorded\n")
-        return
-    width = len(str(len(hist)))
-    for i, b in enumerate(hist):
-        idx = "-%d" % (len(hist) - i)
-        if b["kind"] == "gap":
-            gdb.write("%*s  [gap: %s]\n" % (width + 1, idx, b["gap"]))
-            continue
-        frm = "%s %s" % (_fmt_addr(b["from"]), b["from_sym"] or "")
-        if b["from_src"]:
-            frm += " (%s)" % b["from_src"]
-        to = "%s %s" % (_fmt_addr(b["to"]), b["to_sym"] or "")
-        if b["to_src"]:
-            to += " (%s)" % b["to_src"]
-        gdb.write("%*s  %-13s %s -> %s\n" % (width + 1, idx, b["kind"],
-                                              frm, to))
-        if insn:
-            text = _disasm(b["from"]) or b.get("insn")
-            if text:
-                gdb.write("%*s  %s\n" % (width + 15, "", text))
+    _print_show(["--last", str(n)] + (["--insn"] if insn else []))
 
 
 def _print_calls(n):
     """Function segments, indented by call depth (like gdb's
     record function-call-history)."""
-    hist = branches(n)
-    if not hist:
-        gdb.write("btrace: no branches recorded\n")
-        return
-    segs = []       # (depth, function, src)
-    depth = 0
-    cur = hist[0]["from_func"]
-    segs.append((0, cur, hist[0]["from_src"]))
-    for b in hist:
-        kind = b["kind"]
-        if kind == "gap":
-            segs.append((depth, "[gap: %s]" % b["gap"], None))
-            cur = None
-            continue
-        if kind in ("call", "indirect call"):
-            depth += 1
-        elif kind == "return":
-            depth -= 1
-        elif b["to_func"] == cur:
-            continue
-        cur = b["to_func"]
-        segs.append((depth, cur or _fmt_addr(b["to"]), b["to_src"]))
-    low = min(d for d, _, _ in segs)
-    width = len(str(len(segs)))
-    for i, (d, func, src) in enumerate(segs):
-        gdb.write("%*d  %s%s%s\n" % (width, i + 1, "  " * (d - low),
-                                     func or "??",
-                                     "  at " + src if src else ""))
+    _print_show(["--calls", "--last", str(n)])
 
 
 def _breakpoint_addrs(skip_pc):
@@ -541,10 +495,10 @@ btrace continue [--backend soft|pt|bts|auto]
   Run the inferior under branch tracing until it stops (a breakpoint, a
   signal, a crash); gdb then shows the stop as after `continue`.
 btrace last [-i] [N]
-  The last N taken branches (default 16), oldest first, with gdb's symbols
-  and source lines; -i adds the disassembly of each branch instruction.
+  The last N taken branches (default 32), oldest first, as btrace run and
+  btrace show print them; -i lists the instructions of those branches.
 btrace calls [N]
-  The call history of the last N branches (default all), indented by depth.
+  The call history (the last N segments, default all), indented by depth.
 btrace load FILE
   Use the trace saved in FILE (btrace run --save, --save-on-crash, ...).
 btrace save FILE
@@ -588,7 +542,7 @@ def _cmd_continue(argv):
 
 
 def _cmd_last(argv):
-    """Show the last N branches (default 16): btrace last [-i] [N]."""
+    """Show the last N branches (default 32): btrace last [-i] [N]."""
     insn = "-i" in argv
     rest = [a for a in argv if a != "-i"]
     if len(rest) > 1:
@@ -598,7 +552,7 @@ def _cmd_last(argv):
 
 
 def _cmd_calls(argv):
-    """Show the call history of the last N branches: btrace calls [N]."""
+    """Show the last N segments of the call history: btrace calls [N]."""
     if len(argv) > 1:
         raise BtraceError("usage: btrace calls [N]")
     _print_calls(_parse_count(argv[0] if argv else None, _ALL))

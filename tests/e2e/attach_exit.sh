@@ -8,7 +8,7 @@ log=$WORK/log
 "$BTRACE" attach --batch -ex 'last 5' -ex continue "$TPID" >"$log" 2>&1 ||
 	{ cat "$log"; fail "btrace attach"; }
 cat "$log"
-grep -q 'exiting with status 7\|exit, status 7' "$log" || fail "exit not shown"
+grep -q 'stop: exit with status 7' "$log" || fail "exit not shown"
 grep -q 'exited with status 7' "$log" || fail "exit not completed"
 wait "$TPID"
 st=$?

@@ -31,5 +31,5 @@ done
 
 # Instructions between branches, walked through the code.
 "$BTRACE" decode --bts "$dir/trace.bts" $raw --insn --last 3 >"$dir/i.txt"
-[ "$(grep -c '^0x' "$dir/i.txt")" -ge 3 ]
+[ "$(grep -c '^  0x' "$dir/i.txt")" -ge 3 ]
 echo ok

@@ -26,7 +26,7 @@ timeout 120 gdb -nx -batch -ex "source $TESTDIR/../gdb/btrace.py" \
 	>"$work/out" 2>&1
 grep -q "Program received signal SIGSEGV" "$work/out" ||
 	{ cat "$work/out"; fail "no SIGSEGV"; }
-grep -Eq "^ *-1 +call .*walk.* -> 0x[0-9a-f]+ store_value" "$work/out" ||
+grep -Eq "^ *-1 .*walk.* call +-> 0x[0-9a-f]+ +store_value" "$work/out" ||
 	{ cat "$work/out"; fail "the last branch is not walk -> store_value"; }
 "$BTRACE" show --json --last 4 "$work/hw.trace" >"$work/show.json" ||
 	fail "show of the saved trace"

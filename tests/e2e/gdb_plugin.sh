@@ -27,12 +27,18 @@ gdbrun "$work/crash.out" -ex "file $prog" -ex start -ex "btrace continue" \
 	-ex kill
 expect "$work/crash.out" "Program received signal SIGSEGV" "no SIGSEGV in gdb"
 expect "$work/crash.out" "^#0 +(0x[0-9a-f]+ in )?store_value .*crash_null.c:12" "gdb not at the fault"
-expect "$work/crash.out" "^ *-1 +call +0x[0-9a-f]+ walk\+0x[0-9a-f]+ \(crash_null.c:21\) -> 0x[0-9a-f]+ store_value \(crash_null.c:11\)" \
+expect "$work/crash.out" "^ *-1 +0x[0-9a-f]+ +walk\+0x[0-9a-f]+ +crash_null.c:21 +call 0x[0-9a-f]+ +call +-> 0x[0-9a-f]+ +store_value +crash_null.c:11$" \
 	"btrace last does not end with walk calling store_value"
 expect "$work/crash.out" "^ *-8 " "btrace last 8 shows fewer than 8"
-expect "$work/crash.out" "^ *[0-9]+ +  walk  at crash_null.c:1[56]" "btrace calls: no walk below process"
 expect "$work/crash.out" "^DATA 8 call walk store_value crash_null.c:11$" "btrace.branches() data"
-expect "$work/crash.out" "^ *[0-9]+ +    store_value  at crash_null.c:11" "btrace calls: no nested store_value"
+# btrace calls: what btrace show --calls prints, store_value in walk in process.
+depth() {	# the indentation of the last segment of function $1 in $work/crash.out
+	sed -n "s/^ *-[0-9]*  \( *\)$1  (.*/\1/p" "$work/crash.out" | tail -n 1 | wc -c
+}
+[ "$(depth process)" -gt 1 ] && [ "$(depth walk)" -gt "$(depth process)" ] &&
+	[ "$(depth store_value)" -gt "$(depth walk)" ] ||
+	{ sed 's/^/    /' "$work/crash.out"; fail "btrace calls: store_value is not nested in walk in process"; }
+expect "$work/crash.out" "^ *-1 +  +store_value  \(0 branches\)  crash_null.c:11$" "btrace calls: does not end in store_value"
 grep -q Traceback "$work/crash.out" && fail "a Python traceback"
 no_leftovers "$prog"
 
@@ -42,7 +48,7 @@ gdbrun "$work/thr.out" -ex "file $TARGETS/thread_crash" -ex start \
 	-ex "btrace continue" -ex "btrace last 2" -ex "info threads" -ex kill
 expect "$work/thr.out" "^Thread [0-9]+ .* received signal SIGSEGV" "no SIGSEGV in a thread"
 expect "$work/thr.out" "^\* +[0-9]+ +Thread .* in crash_here " "the crashing thread is not selected"
-expect "$work/thr.out" "^ *-1 +call .*crasher.* -> 0x[0-9a-f]+ crash_here \(thread_crash.c:22\)" "not the crashing thread's branches"
+expect "$work/thr.out" "^ *-1 .*crasher.* call +-> 0x[0-9a-f]+ +crash_here +thread_crash.c:22$" "not the crashing thread's branches"
 no_leftovers "$TARGETS/thread_crash"
 
 # 2. abort(): a sent signal, re-sent at the hand-back.
@@ -56,7 +62,7 @@ no_leftovers "$TARGETS/abort"
 gdbrun "$work/break.out" -ex "file $prog" -ex "break store_value" -ex start \
 	-ex "btrace continue" -ex "btrace last 2" -ex "info registers rip" -ex kill
 expect "$work/break.out" "^Breakpoint 1, .*store_value" "the breakpoint was not reported"
-expect "$work/break.out" "-> 0x[0-9a-f]+ store_value" "no call of store_value before it"
+expect "$work/break.out" "-> 0x[0-9a-f]+ +store_value" "no call of store_value before it"
 grep -q "received signal SIGSEGV" "$work/break.out" && fail "ran past the breakpoint"
 no_leftovers "$prog"
 
@@ -80,7 +86,7 @@ gdbrun "$work/pm.out" "$prog" "$core" -ex "btrace load $trace" \
 	-ex "btrace last 8" -ex "bt 1"
 expect "$work/pm.out" "btrace: loaded .*soft backend" "btrace load"
 expect "$work/pm.out" "stopped by SIGSEGV at 0x[0-9a-f]+ store_value.* \(crash_null.c:12\)" "the stop"
-expect "$work/pm.out" "^ *-1 +call .*walk.* -> 0x[0-9a-f]+ store_value \(crash_null.c:11\)" "last branches post-mortem"
+expect "$work/pm.out" "^ *-1 .*walk.* call +-> 0x[0-9a-f]+ +store_value +crash_null.c:11$" "last branches post-mortem"
 expect "$work/pm.out" "^#0 +(0x[0-9a-f]+ in )?store_value" "the core is not loaded"
 
 # 5. Errors: one line each, no traceback.

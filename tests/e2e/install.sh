@@ -70,7 +70,7 @@ if command -v gdb >/dev/null && gdb -nx -batch -ex 'python import gdb' >/dev/nul
 		-ex "btrace last 4" -ex kill >"$work/gdb.out" 2>&1
 	grep -q "btrace program: $dest/usr/bin/btrace" "$work/gdb.out" &&
 	grep -q "Program received signal SIGSEGV" "$work/gdb.out" &&
-	grep -Eq "^ *-1 +call .*store_value" "$work/gdb.out" ||
+	grep -Eq "^ *-1 .* call +-> 0x[0-9a-f]+ +store_value" "$work/gdb.out" ||
 		{ sed 's/^/    /' "$work/gdb.out"; fail "the installed plugin in gdb"; }
 	no_leftovers "$TARGETS/crash_null"
 	# On GDB's Python path (with PREFIX=/usr: its data directory's), an

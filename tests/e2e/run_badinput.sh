@@ -29,6 +29,12 @@ check 2 --last 99999999999999999999999 -- /bin/true
 check 2 --backend quantum -- /bin/true
 check 2 --buffer-size 1000 -- /bin/true
 check 2 --buffer-size 64Q -- /bin/true
+check 2 --insn --calls -- /bin/true
+check 2 -o '' -- /bin/true
+check 2 --batch=yes -- /bin/true
+check 2 -ex
+check 1 -o "$work/no/such/dir/report" -- /bin/true
+check 1 --output "$work" -- /bin/true
 check 1 -- "$work/does-not-exist"
 check 1 -- no-such-program-in-path-btrace
 printf '\x7fELF' >"$work/notexec" && chmod 644 "$work/notexec"

@@ -129,9 +129,9 @@ def first_session(target, env, home):
     check("-A,-B" in out and "/d" in out, "help last explains it", out)
 
     out = s.cmd("last")
-    check(rows(out) == list(range(-16, 0)), "last: the last 16", out)
-    check(re.search(r"^\s*-1\s.*<sess_round_end>.*\bcall\b", out, re.M)
-          is not None,
+    check(rows(out) == list(range(-32, 0)), "last: the last 32", out)
+    check(re.search(r"^\s*-1\s.*\bcall +-> 0x[0-9a-f]+ +sess_round_end\b",
+                    out, re.M) is not None,
           "last: the newest branch is the call of sess_round_end", out)
     out = s.cmd("last 5")
     check(rows(out) == list(range(-5, 0)), "last 5", out)
@@ -142,17 +142,14 @@ def first_session(target, env, home):
           "last/s: source lines", out)
     out = s.cmd("last /d 2")
     check(rows(out) == [-2, -1] and
-          re.search(r"^\t\t0x[0-9a-f]+.*\bcall\b", out, re.M) is not None,
+          re.search(r"^ {6,}0x[0-9a-f]+ .*\bcall\b", out, re.M) is not None,
           "last /d: the disassembly of each block", out)
 
     out = s.cmd("insn 10")
-    ins = rows(out)
-    if "cannot tell instructions" in out:
-        print("insn: backend cannot tell instructions (accepted)")
-    else:
-        check(ins == list(range(-10, 0)), "insn 10: ten instructions", out)
-        check(re.search(r"-1\s.*\bcall\b", out) is not None,
-              "insn: the newest is the call", out)
+    ins = re.findall(r"^  0x[0-9a-f]+ .*$", out, re.M)
+    check(len(ins) == 10, "insn 10: ten instructions", out)
+    check(re.search(r"\bcall\b", ins[-1]) is not None,
+          "insn: the newest is the call", out)
 
     out = s.cmd("calls")
     lines = [l for l in out.splitlines() if ROW.match(l)]
@@ -177,17 +174,18 @@ def first_session(target, env, home):
     check("no thread 1" in out, "thread: an unknown TID is refused", out)
 
     out = s.cmd("break sess_round")
-    m = re.search(r"breakpoint (\d+) at (0x[0-9a-f]+) <sess_round>", out)
+    m = re.search(r"breakpoint (\d+) at (0x[0-9a-f]+)  sess_round\b", out)
     check(m is not None, "break SYMBOL", out)
     addr = m.group(2)
     out = s.cmd(f"delete {m.group(1)}")
     check(f"deleted breakpoint {m.group(1)}" in out, "delete N", out)
     out = s.cmd(f"break {addr}")
-    check(re.search(rf"breakpoint \d+ at {addr} <sess_round>", out) is not None,
+    check(re.search(rf"breakpoint \d+ at {addr}  sess_round\b", out)
+          is not None,
           "break ADDR", out)
     line = source_line("sum = sess_mix(sum, i + r);")
     out = s.cmd(f"break sess_checksum.c:{line}")
-    check(re.search(rf"breakpoint \d+ at .*<sess_round\+0x[0-9a-f]+>.*sess_checksum.c:{line}", out)
+    check(re.search(rf"breakpoint \d+ at 0x[0-9a-f]+  sess_round\+0x[0-9a-f]+  sess_checksum.c:{line}", out)
           is not None, "break FILE:LINE", out)
 
     out = s.cmd("info")
@@ -225,7 +223,7 @@ def first_session(target, env, home):
     s.send("break sess_round_e\t")
     s.expect("sess_round_end ")
     out = s.cmd("")
-    check(re.search(r"breakpoint \d+ at 0x[0-9a-f]+ <sess_round_end>", out)
+    check(re.search(r"breakpoint \d+ at 0x[0-9a-f]+  sess_round_end\b", out)
           is not None, "tab completes a symbol", out)
 
     s.send("detach\n")

@@ -8,7 +8,8 @@ printf 'last 3\ncalls 3\ninsn 3\ninfo\ncontinue\n' |
 st=$?
 cat "$log"
 [ $st = 0 ] || fail "btrace run -i exit status $st"
-grep -q 'exiting with status 7' "$log" || fail "no exit stop"
-grep -qE '^ +-1 .*<_exit' "$log" || fail "last/calls/insn: no _exit at the end"
+grep -q 'stop: exit with status 7' "$log" || fail "no exit stop"
+[ "$(grep -cE '^ +-1 .*_exit' "$log")" -ge 3 ] || fail "last/calls: no _exit at the end"
+grep -qE '^  0x[0-9a-f]+ +_exit\+' "$log" || fail "insn: no _exit"
 grep -q 'launched, exiting' "$log" || fail "info: not a launched target"
 grep -q 'exited with status 7' "$log" || fail "continue did not let it exit"

@@ -83,15 +83,15 @@ printf 'last 4\ndebug-dir %s\nlast 4\ndebug-dir /nonexistent\nquit\n' \
 cat "$work/sess"
 first=$(sed -n '/looked for in/q;p' "$work/sess")
 after=$(sed -n '/looked for in/,$p' "$work/sess")
-grep -q '<work' <<<"$first" && fail "session: work named before debug-dir"
+grep -q ' work+0x' <<<"$first" && fail "session: work named before debug-dir"
 grep -q "separate debug files are looked for in $work/dbg" <<<"$after" ||
 	fail "session: debug-dir did not say the directory"
-grep -q '<work+0x[0-9a-f]*>' <<<"$after" || fail "session: work not named after debug-dir"
+grep -q ' work+0x[0-9a-f]* ' <<<"$after" || fail "session: work not named after debug-dir"
 grep -q "cannot use debug directory '/nonexistent'" "$work/sess" ||
 	fail "session: a missing directory was taken"
 printf 'last 4\nquit\n' |
 	"$BTRACE" run -i --debug-dir "$work/dbg" -- "$work/bin/prog" >"$work/sess" 2>&1
-grep -q '<work+0x[0-9a-f]*>' "$work/sess" || { cat "$work/sess"; fail "run -i --debug-dir"; }
+grep -q ' work+0x[0-9a-f]* ' "$work/sess" || { cat "$work/sess"; fail "run -i --debug-dir"; }
 
 # show: the saved trace, symbols from the debug file when asked.
 "$BTRACE" run --save "$work/t.trace" --last 1 -- "$work/bin/prog" >/dev/null 2>&1

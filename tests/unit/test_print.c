@@ -41,7 +41,8 @@ static char *render(void (*fn)(FILE *, const struct print_report *,
 {
 	struct print_ctx pc = { .read = read_code, .color = color };
 	struct print_thread th = { .tid = 42, .hist = &hist };
-	struct bt_stats stats = { 100, 20, 101, 9 };
+	struct bt_stats stats = { .instructions = 100, .branches = 20,
+				  .stops = 101, .displaced = 9 };
 	struct print_report r = { .backend = "soft", .pid = 42, .stop = stop,
 				  .threads = &th, .nthreads = 1,
 				  .stats = &stats };
@@ -139,18 +140,173 @@ static void signame(void **state)
 			    "SIG35");
 }
 
-static void history_null(void **state)
+/* Render report @r into a string (caller frees), text or JSON. */
+static char *render_report(const struct print_report *r, int json)
 {
-	struct print_ctx pc = { 0 };
+	struct print_ctx pc = { .read = read_code };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	print_history(f, 7, NULL, &pc);
-	print_json_branches(f, NULL, &pc);
+	assert_non_null(f);
+	assert_int_equal(bt_disasm_alloc(&pc.dis), 0);
+	print_report(f, r, &pc, json);
 	fclose(f);
-	assert_string_equal(buf, "  (no branches recorded for thread 7)\n[]");
+	bt_disasm_free(pc.dis);
+	return buf;
+}
+
+static void history_null(void **state)
+{
+	struct print_thread th = { .tid = 7 };
+	struct print_report r = { .threads = &th, .nthreads = 1 };
+	char *out = render_report(&r, 0);
+
+	assert_string_equal(out, "last 0 branches of thread 7, oldest first:\n"
+				 "  (no branches recorded for thread 7)\n");
+	free(out);
+	out = render_report(&r, 1);
+	assert_non_null(strstr(out, "\"threads\": [{\"tid\": 7, \"lost\": 0, \"branches\": []}]}\n"));
+	free(out);
+}
+
+/* A window: indices stay counted from the newest of the whole history. */
+static void history_window(void **state)
+{
+	struct print_thread th = { .tid = 42, .hist = &hist, .window = 1,
+				   .first = 1, .end = 3 };
+	struct print_report r = { .threads = &th, .nthreads = 1 };
+	char *out = render_report(&r, 0);
+
+	assert_non_null(strstr(out, "branches -3 to -2 of thread 42"));
+	assert_non_null(strstr(out, "\n  -3  0x1000  call 0x1010"));
+	assert_non_null(strstr(out, "\n  -2  0x1005  jmp rax"));
+	assert_null(strstr(out, "-1 "));
+	assert_null(strstr(out, "-4 "));
+	free(out);
+	out = render_report(&r, 1);
+	assert_non_null(strstr(out, "\"from\": \"0x1000\""));
+	assert_non_null(strstr(out, "\"from\": \"0x1005\""));
+	assert_null(strstr(out, "\"from\": \"0x1007\""));
+	free(out);
+}
+
+static void calls_view(void **state)
+{
+	struct bt_call call[] = {
+		{ .depth = 0, .start = 0x1000, .nbranches = 1, .ninsn = 3 },
+		{ .depth = 1, .gap = 1, .reason = BT_GAP_OVERFLOW },
+		{ .depth = 1, .start = 0x1010, .nbranches = 0 },
+	};
+	struct bt_calls calls = { call, 3 };
+	struct print_thread th = { .tid = 42, .calls = &calls };
+	struct print_report r = { .view = PRINT_CALLS, .threads = &th,
+				  .nthreads = 1 };
+	char *out = render_report(&r, 0);
+
+	assert_non_null(strstr(out, "call history of thread 42, the last 3 segments:\n"
+				    "  -3  0x1000  (1 branch, 3 instructions)\n"
+				    "  -2    -- gap: overflow --\n"
+				    "  -1    0x1010  (0 branches)\n"));
+	free(out);
+	out = render_report(&r, 1);
+	assert_non_null(strstr(out, "\"calls\": [\n"
+				    "    {\"depth\": 0, \"func\": null, \"addr\": \"0x1000\", \"src\": null, \"branches\": 1, \"instructions\": 3},\n"
+				    "    {\"depth\": 1, \"gap\": \"overflow\"},\n"));
+	free(out);
+}
+
+static int three_insns(void *ctx, bt_insn_fn fn, void *fn_ctx)
+{
+	return fn(0x1000, 0, fn_ctx) ?: fn(0, BT_GAP_NOCODE, fn_ctx) ?:
+	       fn(0x1007, 0, fn_ctx);
+}
+
+static void insns_view(void **state)
+{
+	struct print_thread th = { .tid = 42, .insns = three_insns };
+	struct print_report r = { .view = PRINT_INSNS, .threads = &th,
+				  .nthreads = 1 };
+	char *out = render_report(&r, 0);
+
+	assert_string_equal(out, "instructions of thread 42, oldest first:\n"
+				 "  0x1000      call 0x1010\n"
+				 "  -- gap: no code image --\n"
+				 "  0x1007      ret\n");
+	free(out);
+	out = render_report(&r, 1);
+	assert_non_null(strstr(out, "\"insns\": [\n"
+				    "    {\"addr\": \"0x1000\", \"sym\": null, \"src\": null, \"insn\": \"call 0x1010\"},\n"
+				    "    {\"gap\": \"no code image\"},\n"));
+	free(out);
+}
+
+/* last/d: each branch's block of code above it. */
+static void blocks(void **state)
+{
+	struct bt_branch br[] = {
+		{ .from = 0x1000, .to = 0x1005, .kind = BT_BR_CALL },
+		{ .from = 0x1007, .to = 0x2000, .kind = BT_BR_RET },
+	};
+	struct bt_history h = { .branch = br, .count = 2 };
+	struct print_ctx pc = { .read = read_code, .blocks = 1 };
+	struct print_thread th = { .tid = 1, .hist = &h };
+	struct print_report r = { .threads = &th, .nthreads = 1 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_int_equal(bt_disasm_alloc(&pc.dis), 0);
+	print_report_text(f, &r, &pc);
+	fclose(f);
+	bt_disasm_free(pc.dis);
+	/* The first block's start is not known; the second's is 0x1005. */
+	assert_non_null(strstr(buf, "        ...\n        0x1000      call 0x1010\n  -2  0x1000"));
+	assert_non_null(strstr(buf, "        0x1005      jmp rax\n        0x1007      ret\n  -1  0x1007"));
 	free(buf);
+}
+
+static void threads_view(void **state)
+{
+	struct bt_stop stop = { .reason = BT_STOP_BREAK, .tid = 8,
+				.breakpoint = 1, .pc = 0x1000 };
+	struct print_thread th[] = { { .tid = 7, .pc = 0x1005 },
+				     { .tid = 8, .current = 1, .pc = 0x1000 } };
+	struct print_report r = { .view = PRINT_THREADS, .stop = &stop,
+				  .threads = th, .nthreads = 2 };
+	char *out = render_report(&r, 0);
+
+	assert_string_equal(out, "  7  0x1005\n* 8  0x1000  (stopped here)\n");
+	free(out);
+	out = render_report(&r, 1);
+	assert_non_null(strstr(out, "{\"tid\": 8, \"current\": true, \"pc\": \"0x1000\", \"sym\": null, \"src\": null}"));
+	free(out);
+}
+
+static void info_view(void **state)
+{
+	struct print_bp bp = { 1, 0x1000, "main" };
+	struct print_session ps = { "stopped", "attached", 4096, &bp, 1 };
+	struct print_thread th = { .tid = 8, .hist = &hist, .captured = 1024,
+				   .lost = 2, .lost_unit = "records" };
+	struct bt_stats stats = { .instructions = 100, .branches = 20,
+				  .stops = 101, .displaced = 9 };
+	struct print_report r = { .view = PRINT_INFO, .backend = "soft",
+				  .pid = 8, .threads = &th, .nthreads = 1,
+				  .stats = &stats, .session = &ps };
+	char *out = render_report(&r, 0);
+
+	assert_string_equal(out, "process 8 (attached, stopped), backend soft\n"
+				 "buffer: 4096 bytes per thread\n"
+				 "  thread 8: 1024 bytes captured (25.0% of the buffer), 4 branches, 2 records lost\n"
+				 "breakpoint 1 at 0x1000  (main)\n"
+				 "soft backend: 100 instructions, 20 branches, 101 stops traced in pid 8\n");
+	free(out);
+	out = render_report(&r, 1);
+	assert_non_null(strstr(out, "\"state\": \"stopped\", \"origin\": \"attached\", \"buffer_size\": 4096"));
+	assert_non_null(strstr(out, "{\"tid\": 8, \"captured\": 1024, \"decoded\": 4, \"lost\": 2}"));
+	assert_non_null(strstr(out, "\"breakpoints\": [{\"number\": 1, \"addr\": \"0x1000\", \"sym\": null, \"src\": null, \"spec\": \"main\"}]"));
+	free(out);
 }
 
 int main(void)
@@ -162,6 +318,12 @@ int main(void)
 		cmocka_unit_test(json_string),
 		cmocka_unit_test(signame),
 		cmocka_unit_test(history_null),
+		cmocka_unit_test(history_window),
+		cmocka_unit_test(calls_view),
+		cmocka_unit_test(insns_view),
+		cmocka_unit_test(blocks),
+		cmocka_unit_test(threads_view),
+		cmocka_unit_test(info_view),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include "btrace/target.h"
 #include "btrace/image.h"
 #include "btrace/decode.h"
+#include "btrace/calls.h"
 #include "btrace/symbols.h"
 #include "btrace/tracefile.h"
 

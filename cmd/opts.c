@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: MIT
+/* The subcommands' options: one table, one parser (opts.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btrace/btrace.h"
+#include "cmd.h"
+#include "debuginfo.h"
+#include "opts.h"
+#include "print.h"
+
+#define MIN_BUFFER 4096u
+#define MAX_BUFFER (1u << 30)
+#define HELP_COLUMN 25
+
+int cmd_usage_error(const struct cmd_opts *o, const char *fmt, ...)
+{
+	const char *name = o && o->cmd ? o->cmd->name : "";
+	va_list ap;
+
+	fprintf(stderr, "btrace %s: ", name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "; see 'btrace %s --help'\n", name);
+	return EXIT_USAGE;
+}
+
+size_t cmd_parse_count(const char *s, size_t max)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v == 0 || v > max)
+		return 0;
+	return v;
+}
+
+/* "64K", "1M", "4096": a power of two in range, or 0. */
+static size_t parse_size(const char *s)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || v > MAX_BUFFER)
+		return 0;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end || v < MIN_BUFFER || v > MAX_BUFFER || (v & (v - 1)))
+		return 0;
+	return v;
+}
+
+/* ---- what is shown ---- */
+
+static int set_last(struct cmd_opts *o, const char *v)
+{
+	o->last = cmd_parse_count(v, CMD_MAX_LAST);
+	if (!o->last)
+		return cmd_usage_error(o, "--last wants a number from 1 to %u, not '%s'",
+				       CMD_MAX_LAST, v);
+	return 0;
+}
+
+static int set_view(struct cmd_opts *o, int view)
+{
+	if (o->view != PRINT_BRANCHES && o->view != view)
+		return cmd_usage_error(o, "--insn and --calls do not go together");
+	o->view = view;
+	return 0;
+}
+
+static int set_insn(struct cmd_opts *o, const char *v)
+{
+	return set_view(o, PRINT_INSNS);
+}
+
+static int set_calls(struct cmd_opts *o, const char *v)
+{
+	return set_view(o, PRINT_CALLS);
+}
+
+static int set_json(struct cmd_opts *o, const char *v)
+{
+	o->json = 1;
+	return 0;
+}
+
+static int set_no_color(struct cmd_opts *o, const char *v)
+{
+	o->no_color = 1;
+	return 0;
+}
+
+static int set_output(struct cmd_opts *o, const char *v)
+{
+	if (!v[0])
+		return cmd_usage_error(o, "-o wants a file name");
+	o->output = v;
+	return 0;
+}
+
+/* ---- what is traced ---- */
+
+static int set_backend(struct cmd_opts *o, const char *v)
+{
+	o->backend = bt_backend_parse(v);
+	if (o->backend < 0)
+		return cmd_usage_error(o, "unknown backend '%s' (auto, pt, bts or soft)",
+				       v);
+	return 0;
+}
+
+static int set_buffer_size(struct cmd_opts *o, const char *v)
+{
+	o->buffer_size = parse_size(v);
+	if (!o->buffer_size)
+		return cmd_usage_error(o, "--buffer-size wants a power of two from 4K to 1G, not '%s'",
+				       v);
+	return 0;
+}
+
+static int set_save(struct cmd_opts *o, const char *v)
+{
+	o->save = v;
+	return 0;
+}
+
+static int set_save_dir(struct cmd_opts *o, const char *v)
+{
+	o->save_dir = v;
+	return 0;
+}
+
+static int set_soft_mode(struct cmd_opts *o, const char *v)
+{
+	static const char *const modes[] = {
+		[BT_SOFT_RECORD] = "record", [BT_SOFT_FAST] = "fast",
+		[BT_SOFT_STEP] = "step",
+	};
+	size_t i;
+
+	for (i = 0; i < BT_ARRAY_SIZE(modes); i++) {
+		if (!strcmp(v, modes[i])) {
+			o->trace.soft_mode = i;
+			return 0;
+		}
+	}
+	return cmd_usage_error(o, "--soft-mode is record, fast or step, not '%s'",
+			       v);
+}
+
+static int add_glob(struct cmd_opts *o, const char **globs, size_t *n,
+		    const char *opt, const char *v)
+{
+	if (!v[0])
+		return cmd_usage_error(o, "%s wants a module glob", opt);
+	if (*n == RUN_TRACE_MAX_GLOBS)
+		return cmd_usage_error(o, "at most %d %s options",
+				       RUN_TRACE_MAX_GLOBS, opt);
+	globs[(*n)++] = v;
+	globs[*n] = NULL;
+	return 0;
+}
+
+static int set_only(struct cmd_opts *o, const char *v)
+{
+	return add_glob(o, o->trace.only, &o->trace.nonly, "--only", v);
+}
+
+static int set_exclude(struct cmd_opts *o, const char *v)
+{
+	return add_glob(o, o->trace.exclude, &o->trace.nexclude, "--exclude",
+			v);
+}
+
+static int set_from(struct cmd_opts *o, const char *v)
+{
+	if (!v[0])
+		return cmd_usage_error(o, "--from wants a symbol name");
+	o->trace.from = v;
+	return 0;
+}
+
+static int set_until(struct cmd_opts *o, const char *v)
+{
+	if (!v[0])
+		return cmd_usage_error(o, "--until wants a symbol name");
+	o->trace.until = v;
+	return 0;
+}
+
+static int set_follow_fork(struct cmd_opts *o, const char *v)
+{
+	o->trace.follow_fork = 1;
+	return 0;
+}
+
+/* ---- the session ---- */
+
+static int set_interactive(struct cmd_opts *o, const char *v)
+{
+	o->interactive = 1;
+	return 0;
+}
+
+static int set_batch(struct cmd_opts *o, const char *v)
+{
+	o->batch = 1;
+	return 0;
+}
+
+static int push(struct cmd_opts *o, const char **list, size_t *n,
+		const char *what, const char *v)
+{
+	if (*n == CMD_MAX_EX)
+		return cmd_usage_error(o, "at most %d %s options", CMD_MAX_EX,
+				       what);
+	list[(*n)++] = v;
+	return 0;
+}
+
+static int set_ex(struct cmd_opts *o, const char *v)
+{
+	return push(o, o->ex, &o->nex, "-ex", v);
+}
+
+static int set_break(struct cmd_opts *o, const char *v)
+{
+	return push(o, o->breaks, &o->nbreaks, "--break", v);
+}
+
+/* ---- which threads ---- */
+
+static int set_thread(struct cmd_opts *o, const char *v)
+{
+	o->tid = cmd_parse_count(v, 0x7fffffff);
+	if (!o->tid)
+		return cmd_usage_error(o, "--thread wants a thread id, not '%s'",
+				       v);
+	return 0;
+}
+
+static int set_all(struct cmd_opts *o, const char *v)
+{
+	o->all = 1;
+	return 0;
+}
+
+static int set_debug_dir(struct cmd_opts *o, const char *v)
+{
+	(void)o;
+	return debuginfo_set_dir(v) < 0 ? EXIT_USAGE : 0;
+}
+
+static int set_no_debuginfod(struct cmd_opts *o, const char *v)
+{
+	(void)o;
+	(void)v;
+	debuginfo_no_fetch();
+	return 0;
+}
+
+#define TRACED (CMD_RUN | CMD_ATTACH)
+#define SHOWN (CMD_RUN | CMD_ATTACH | CMD_SHOW | CMD_DECODE)
+
+/*
+ * Every shared option.  A name may come twice, for disjoint commands,
+ * where its short letter differs (-i is run's --interactive but show's
+ * --insn; -b is run's --backend but attach's --break).
+ */
+static const struct cmd_option cmd_options[] = {
+	{ "last", 'n', "N", SHOWN, set_last,
+	  "branches to show (default 32); with --calls, call\n"
+	  "segments; with --insn, the branches whose\n"
+	  "instructions are shown" },
+	{ "insn", 'i', NULL, CMD_SHOW | CMD_DECODE, set_insn,
+	  "every instruction of those branches' blocks" },
+	{ "insn", 0, NULL, TRACED, set_insn,
+	  "every instruction of those branches' blocks" },
+	{ "calls", 'c', NULL, SHOWN, set_calls,
+	  "the function-call history, indented by call depth\n"
+	  "(the session's calls), instead of the branches" },
+	{ "json", 'j', NULL, SHOWN, set_json,
+	  "JSON documents instead of text" },
+	{ "output", 'o', "FILE", SHOWN, set_output,
+	  "write the report to FILE, not to standard output" },
+	{ "no-color", 0, NULL, SHOWN, set_no_color,
+	  "no colours, even on a terminal" },
+	{ "no-colour", 0, NULL, SHOWN, set_no_color, NULL },
+	{ "backend", 'b', "NAME", CMD_RUN, set_backend,
+	  "auto (default), pt, bts or soft" },
+	{ "backend", 0, "NAME", CMD_ATTACH, set_backend,
+	  "auto (default), pt, bts or soft" },
+	{ "buffer-size", 's', "SIZE", TRACED, set_buffer_size,
+	  "per-thread trace buffer, a power of two\n"
+	  "(suffixes K, M, G; default 1M)" },
+	{ "soft-mode", 0, "MODE", TRACED, set_soft_mode,
+	  "software backend: record (default: the program\n"
+	  "records its own branches, in translated code),\n"
+	  "fast (stop at run-time decisions) or step (every\n"
+	  "instruction, the reference)" },
+	{ "only", 0, "GLOB", TRACED, set_only,
+	  "trace only modules matching GLOB (path or file\n"
+	  "name; repeatable); others run natively" },
+	{ "exclude", 0, "GLOB", TRACED, set_exclude,
+	  "do not trace modules matching GLOB" },
+	{ "from", 0, "SYMBOL", TRACED, set_from,
+	  "run natively until SYMBOL executes" },
+	{ "until", 0, "SYMBOL", TRACED, set_until,
+	  "stop when SYMBOL executes and show the history" },
+	{ "follow-fork", 0, NULL, TRACED, set_follow_fork,
+	  "trace the children of fork and vfork too" },
+	{ "save", 0, "FILE", TRACED, set_save,
+	  "save the trace to FILE at the (first) stop" },
+	{ "save-on-crash", 0, "DIR", CMD_RUN, set_save_dir,
+	  "only if it dies of a signal: save the trace to\n"
+	  "DIR/btrace-PROGRAM-PID.trace" },
+	{ "interactive", 'i', NULL, CMD_RUN, set_interactive,
+	  "at the stop, open the session of btrace attach\n"
+	  "(last, calls, continue, break...; quit kills)" },
+	{ "break", 'b', "SPEC", CMD_ATTACH, set_break,
+	  "stop at SYMBOL, ADDR or FILE:LINE (repeatable)" },
+	{ "break", 0, "SPEC", CMD_RUN, set_break,
+	  "with -i: stop at SYMBOL, ADDR or FILE:LINE\n"
+	  "(repeatable)" },
+	{ "ex", 0, "CMD", TRACED, set_ex,
+	  "run session command CMD at the first stop\n"
+	  "(repeatable; also -ex CMD); run: implies -i" },
+	{ "batch", 0, NULL, TRACED, set_batch,
+	  "exit after the -ex commands (attach detaches,\n"
+	  "run kills); run: implies -i" },
+	{ "thread", 't', "TID", CMD_SHOW, set_thread,
+	  "that thread (default: the one that stopped)" },
+	{ "all", 'a', NULL, CMD_SHOW, set_all, "every thread" },
+	{ "debug-dir", 0, "DIR", SHOWN, set_debug_dir,
+	  "separate debug files under DIR (by build-id and\n"
+	  ".gnu_debuglink; ':' between several) instead of\n"
+	  "/usr/lib/debug" },
+	{ "no-debuginfod", 0, NULL, SHOWN, set_no_debuginfod,
+	  "fetch nothing from the debuginfod servers of\n"
+	  "DEBUGINFOD_URLS" },
+};
+
+/* The rows @d takes: its own first, then the shared ones. */
+struct opt_rows {
+	const struct cmd_option *row[BT_ARRAY_SIZE(cmd_options) + 32];
+	size_t n;
+};
+
+static void collect(const struct cmd_desc *d, struct opt_rows *r)
+{
+	const struct cmd_option *p;
+	size_t i;
+
+	r->n = 0;
+	for (p = d->own; p && p->name && r->n < BT_ARRAY_SIZE(r->row) - 1;
+	     p++)
+		r->row[r->n++] = p;
+	for (i = 0; i < BT_ARRAY_SIZE(cmd_options) &&
+		    r->n < BT_ARRAY_SIZE(r->row); i++)
+		if (cmd_options[i].cmds & d->id)
+			r->row[r->n++] = &cmd_options[i];
+}
+
+static void help_row(FILE *f, const struct cmd_option *p)
+{
+	char left[64];
+	const char *h = p->help, *nl;
+	int n;
+
+	if (!h)
+		return;
+	if (p->letter)
+		n = snprintf(left, sizeof(left), "  -%c, --%s%s%s", p->letter,
+			     p->name, p->arg ? " " : "", p->arg ? p->arg : "");
+	else
+		n = snprintf(left, sizeof(left), "      --%s%s%s", p->name,
+			     p->arg ? " " : "", p->arg ? p->arg : "");
+	fputs(left, f);
+	if (n >= HELP_COLUMN)
+		fprintf(f, "\n%*s", HELP_COLUMN, "");
+	else
+		fprintf(f, "%*s", HELP_COLUMN - n, "");
+	for (; (nl = strchr(h, '\n')); h = nl + 1)
+		fprintf(f, "%.*s\n%*s", (int)(nl - h), h, HELP_COLUMN, "");
+	fprintf(f, "%s\n", h);
+}
+
+static void help(const struct cmd_desc *d, const struct opt_rows *r)
+{
+	size_t i;
+
+	printf("usage: btrace %s\n\n%s\n\n", d->usage, d->about);
+	for (i = 0; i < r->n; i++)
+		help_row(stdout, r->row[i]);
+	printf("  -h, --help             this help\n");
+}
+
+/* The getopt tables of @r: a long option's value is 256 + its row. */
+static void build(const struct opt_rows *r, int in_order,
+		  struct option *longopts, char *shortopts)
+{
+	char *s = shortopts;
+	size_t i;
+
+	if (in_order)
+		*s++ = '+';
+	*s++ = ':';
+	for (i = 0; i < r->n; i++) {
+		longopts[i] = (struct option){ r->row[i]->name,
+					       r->row[i]->arg ? required_argument
+							      : no_argument,
+					       NULL, 256 + (int)i };
+		if (r->row[i]->letter) {
+			*s++ = r->row[i]->letter;
+			if (r->row[i]->arg)
+				*s++ = ':';
+		}
+	}
+	longopts[i++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[i] = (struct option){ NULL, 0, NULL, 0 };
+	strcpy(s, "h");
+}
+
+static const struct cmd_option *by_letter(const struct opt_rows *r, int c)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->row[i]->letter == c)
+			return r->row[i];
+	return NULL;
+}
+
+static int operands(const struct cmd_desc *d, struct cmd_opts *o, int argc,
+		    char **argv)
+{
+	o->args = argv + optind;
+	o->nargs = argc - optind;
+	if (o->nargs < d->min_args)
+		return cmd_usage_error(o, "%s", d->missing);
+	if (d->max_args >= 0 && o->nargs > d->max_args)
+		return cmd_usage_error(o, "unexpected '%s'",
+				       o->args[d->max_args]);
+	return -1;
+}
+
+int cmd_opts_parse(const struct cmd_desc *d, int argc, char **argv,
+		   struct cmd_opts *o)
+{
+	struct opt_rows r;
+	struct option longopts[BT_ARRAY_SIZE(r.row) + 2];
+	char shortopts[2 * BT_ARRAY_SIZE(r.row) + 4];
+	const struct cmd_option *p;
+	int c, ret;
+
+	o->cmd = d;
+	o->last = CMD_DEFAULT_LAST;
+	o->backend = BT_BACKEND_AUTO;
+	collect(d, &r);
+	build(&r, d->in_order, longopts, shortopts);
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long_only(argc, argv, shortopts, longopts,
+				     NULL)) != -1) {
+		if (c == 'h') {
+			help(d, &r);
+			return 0;
+		}
+		if (c == ':')
+			return cmd_usage_error(o, "option '%s' needs a value",
+					       argv[optind - 1]);
+		if (c == '?' && optopt >= 256)
+			return cmd_usage_error(o, "option '--%s' takes no value",
+					       r.row[optopt - 256]->name);
+		p = c >= 256 ? r.row[c - 256] : by_letter(&r, c);
+		if (!p)
+			return cmd_usage_error(o, "unknown option '%s'",
+					       argv[optind - 1]);
+		ret = p->set(o, optarg);
+		if (ret)
+			return ret;
+	}
+	return operands(d, o, argc, argv);
+}
+
+FILE *cmd_opts_open(const struct cmd_opts *o)
+{
+	FILE *f;
+
+	if (!o->output || !strcmp(o->output, "-"))
+		return stdout;
+	/* "e": O_CLOEXEC, so that the traced program does not inherit it */
+	f = fopen(o->output, "we");
+	if (!f)
+		fprintf(stderr, "btrace: cannot write '%s': %s\n", o->output,
+			strerror(errno));
+	return f;
+}
+
+int cmd_opts_close(const struct cmd_opts *o, FILE *out)
+{
+	int err;
+
+	if (!out)
+		return 0;
+	err = fflush(out) != 0 || ferror(out);
+	if (out != stdout && fclose(out) != 0)
+		err = 1;
+	if (err && out != stdout)
+		fprintf(stderr, "btrace: cannot write '%s': %s\n", o->output,
+			strerror(errno));
+	return err ? -1 : 0;
+}
