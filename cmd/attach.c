@@ -246,7 +246,7 @@ static void perm_reason(pid_t pid, char *buf, size_t size)
 		 uid[0] ? uid : "?", (int)geteuid());
 }
 
-static void attach_error(pid_t pid, int err)
+void cmd_attach_error(pid_t pid, int err)
 {
 	char state[64], tracer[32], why[256];
 
@@ -303,7 +303,7 @@ int cmd_attach(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	if (err) {
-		attach_error(a.pid, err);
+		cmd_attach_error(a.pid, err);
 		return EXIT_FAIL;
 	}
 	n = bt_target_threads(t, tids, 0);

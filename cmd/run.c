@@ -206,7 +206,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	return -1;
 }
 
-static int launch_error(const char *prog, int backend, int err)
+int cmd_launch_error(const char *prog, int backend, int err)
 {
 	char why[512];
 
@@ -385,7 +385,7 @@ int cmd_run(int argc, char **argv)
 		bt_session_signals();
 	ret = bt_target_launch(&t, &topts, argv + optind);
 	if (ret < 0)
-		return launch_error(argv[optind], o.backend, ret);
+		return cmd_launch_error(argv[optind], o.backend, ret);
 	if (o.interactive) {
 		struct bt_session_opts so = { .cont_first = 1, .last = o.last };
 
