@@ -25,6 +25,7 @@
 #include "btrace/btrace.h"
 #include "cmd.h"
 #include "save.h"
+#include "calls.h"
 #include "session.h"
 
 #define SESS_PROMPT "(btrace) "
@@ -704,96 +705,9 @@ out:
 	return err ? -1 : 0;
 }
 
-/* One function segment of the call history. */
-struct call_seg {
-	int depth;
-	uint64_t start;		/* first address in the segment */
-	size_t first, last;	/* branch indices covered */
-	size_t nbr;		/* branches ending in it (0: none yet) */
-	uint64_t ninsn;
-	int gap;		/* a gap entry: its reason */
-};
-
-static int seg_push(struct call_seg **segs, size_t *n, size_t *cap,
-		    const struct call_seg *seg)
+static const char *seg_func(void *ctx, uint64_t addr)
 {
-	struct call_seg *p;
-
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		p = realloc(*segs, *cap * sizeof(*p));
-		if (!p)
-			return -1;
-		*segs = p;
-	}
-	(*segs)[(*n)++] = *seg;
-	return 0;
-}
-
-/*
- * Cut the history into function segments, as gdb's function-call-history:
- * a call or interrupt starts a deeper one, a return (or sigreturn) a
- * shallower one, a jump into another function (a tail call, a PLT stub) one
- * at the same depth.
- */
-static int calls_build(struct bt_session *s, const struct bt_history *h,
-		       struct call_seg **out, size_t *nout)
-{
-	struct call_seg cur = { 0 }, *segs = NULL;
-	size_t i, n = 0, cap = 0;
-	int depth = 0, mind = 0;
-
-	cur.start = h->count ? h->branch[0].from : 0;
-	for (i = 0; i < h->count; i++) {
-		const struct bt_branch *b = &h->branch[i];
-		const char *f1, *f2;
-		int next;
-
-		if (b->kind == BT_BR_GAP) {
-			struct call_seg g = { .depth = depth, .first = i,
-					       .last = i, .gap = b->gap + 1 };
-
-			if (cur.nbr && seg_push(&segs, &n, &cap, &cur))
-				goto nomem;
-			if (seg_push(&segs, &n, &cap, &g))
-				goto nomem;
-			cur = (struct call_seg){ .depth = depth, .start = b->to,
-						 .first = i + 1, .last = i + 1 };
-			continue;
-		}
-		cur.last = i;
-		cur.nbr++;
-		cur.ninsn += b->ninsn;
-		next = depth;
-		if (b->kind == BT_BR_CALL || b->kind == BT_BR_ICALL ||
-		    b->kind == BT_BR_INTR)
-			next = depth + 1;
-		else if (b->kind == BT_BR_RET || b->flags & BT_BRF_SIGRETURN)
-			next = depth - 1;
-		if (next == depth) {
-			f1 = sess_func(s, cur.start);
-			f2 = sess_func(s, b->to);
-			if (f1 == f2 || (f1 && f2 && !strcmp(f1, f2)))
-				continue;
-		}
-		if (seg_push(&segs, &n, &cap, &cur))
-			goto nomem;
-		depth = next;
-		mind = depth < mind ? depth : mind;
-		cur = (struct call_seg){ .depth = depth, .start = b->to,
-					 .first = i + 1, .last = i + 1 };
-	}
-	/* Where the thread is now, even with no branch since. */
-	if (h->count && seg_push(&segs, &n, &cap, &cur))
-		goto nomem;
-	for (i = 0; i < n; i++)
-		segs[i].depth -= mind;
-	*out = segs;
-	*nout = n;
-	return 0;
-nomem:
-	free(segs);
-	return -1;
+	return sess_func(ctx, addr);
 }
 
 static void print_seg(struct bt_session *s, const struct call_seg *g,
@@ -829,7 +743,7 @@ static int do_calls(struct bt_session *s, int argc, char **argv, int mods)
 
 	if (!th)
 		return -1;
-	if (calls_build(s, th->hist, &segs, &n)) {
+	if (calls_build(th->hist, seg_func, s, &segs, &n)) {
 		fprintf(stderr, "btrace: out of memory\n");
 		return -1;
 	}

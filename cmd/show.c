@@ -15,6 +15,7 @@
 
 #include "btrace/btrace.h"
 #include "cmd.h"
+#include "calls.h"
 #include "print.h"
 
 #define SHOW_DEFAULT_LAST 32
@@ -23,6 +24,7 @@ struct show_opts {
 	size_t last;
 	int json;
 	int insn;
+	int calls;
 	int all;
 	int no_color;
 	pid_t tid;
@@ -30,7 +32,8 @@ struct show_opts {
 };
 
 static const char show_usage[] =
-	"usage: btrace show [--last N] [--insn] [--json] [--thread TID | --all]\n"
+	"usage: btrace show [--last N] [--insn | --calls | --json]\n"
+	"                   [--thread TID | --all]\n"
 	"                   [--no-color] FILE\n";
 
 static const char show_help[] =
@@ -39,6 +42,9 @@ static const char show_help[] =
 	"with the code saved in the file: no binaries are needed.\n\n"
 	"  -n, --last N       branches to show (default 32)\n"
 	"  -i, --insn         every instruction of those branches' blocks\n"
+	"  -c, --calls        the function-call history of those branches,\n"
+	"                     indented by call depth (as GDB's record\n"
+	"                     function-call-history)\n"
 	"  -j, --json         one JSON document instead of text\n"
 	"  -t, --thread TID   that thread (default: the one that stopped)\n"
 	"  -a, --all          every thread\n"
@@ -65,6 +71,7 @@ static int parse_args(int argc, char **argv, struct show_opts *o)
 	static const struct option longopts[] = {
 		{ "last", required_argument, NULL, 'n' },
 		{ "insn", no_argument, NULL, 'i' },
+		{ "calls", no_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "thread", required_argument, NULL, 't' },
 		{ "all", no_argument, NULL, 'a' },
@@ -79,7 +86,7 @@ static int parse_args(int argc, char **argv, struct show_opts *o)
 	o->last = SHOW_DEFAULT_LAST;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:ijt:ah", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:icjt:ah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			o->last = cmd_parse_count(optarg, CMD_MAX_LAST);
@@ -89,6 +96,9 @@ static int parse_args(int argc, char **argv, struct show_opts *o)
 			break;
 		case 'i':
 			o->insn = 1;
+			break;
+		case 'c':
+			o->calls = 1;
 			break;
 		case 'j':
 			o->json = 1;
@@ -119,8 +129,8 @@ static int parse_args(int argc, char **argv, struct show_opts *o)
 	if (optind != argc - 1)
 		return usage_error(optind >= argc ? "no trace file" :
 				   "one trace file at a time");
-	if (o->insn && o->json)
-		return usage_error("--insn and --json do not go together");
+	if (o->insn + o->json + o->calls > 1)
+		return usage_error("--insn, --calls and --json do not go together");
 	o->path = argv[optind];
 	return -1;
 }
@@ -341,6 +351,54 @@ static int show_insns(struct show *s, const struct show_opts *o)
 	return 0;
 }
 
+static const char *show_func(void *ctx, uint64_t addr)
+{
+	struct show *s = ctx;
+	struct bt_sym sym;
+
+	if (s->pc.symtab && bt_symtab_lookup(s->pc.symtab, addr, &sym) == 0)
+		return sym.name;
+	return NULL;
+}
+
+/* --calls: as the session's calls, one line per function segment. */
+static int show_calls(struct show *s)
+{
+	struct call_seg *segs, *g;
+	const char *f;
+	size_t i, j, n;
+
+	for (i = 0; i < s->nthreads; i++) {
+		if (!s->threads[i].hist)
+			continue;
+		if (calls_build(s->threads[i].hist, show_func, s, &segs, &n))
+			return -bte_nomem;
+		printf("thread %d: calls of the last %zu branches\n",
+		       s->threads[i].tid, s->threads[i].hist->count);
+		for (j = 0; j < n; j++) {
+			g = &segs[j];
+			printf("%6lld  %*s", (long long)j - (long long)n,
+			       2 * g->depth, "");
+			if (g->gap) {
+				printf("[gap: %s]\n",
+				       bt_gap_reason_name(g->gap - 1));
+				continue;
+			}
+			f = show_func(s, g->start);
+			if (f)
+				printf("%s", f);
+			else
+				printf("%#" PRIx64, g->start);
+			printf("  (%zu branch%s", g->nbr, g->nbr == 1 ? "" : "es");
+			if (g->ninsn)
+				printf(", %" PRIu64 " instructions", g->ninsn);
+			printf(")\n");
+		}
+		free(segs);
+	}
+	return 0;
+}
+
 int cmd_show(int argc, char **argv)
 {
 	struct show s = { 0 };
@@ -370,6 +428,8 @@ int cmd_show(int argc, char **argv)
 				   .stats = &s.trace->stats };
 	if (o.insn)
 		ret = show_insns(&s, &o);
+	else if (o.calls)
+		ret = show_calls(&s);
 	else if (o.json)
 		print_report_json(stdout, &r, &s.pc);
 	else

@@ -75,6 +75,8 @@ struct gs_target_ops {
 	int (*trace_read)(void *ctx, pid_t tid, uint64_t *pos,
 			  struct bt_capture *cap);
 	size_t (*trace_size)(void *ctx);	/* per-thread bytes */
+	/* monitor save FILE: a btrace trace file of the stop @stop. */
+	int (*save)(void *ctx, const struct bt_stop *stop, const char *path);
 };
 
 /* How a session ended (gs_serve()). */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "btrace/error.h"
+#include "btrace/tracefile.h"
 #include "gdbserver.h"
 
 #define XSAVE_MAX 16384
@@ -61,9 +62,22 @@ static int live_launched(void *ctx)
 	return bt_target_launched(((struct gs_live *)ctx)->t);
 }
 
+/*
+ * The threads GDB can look at: a thread past its exit, still running to
+ * its end when the others stopped, has no registers to show.
+ */
 static size_t live_threads(void *ctx, pid_t *tids, size_t max)
 {
-	return bt_target_threads(((struct gs_live *)ctx)->t, tids, max);
+	struct bt_target *t = ((struct gs_live *)ctx)->t;
+	size_t n = bt_target_threads(t, tids, max), i, k = 0;
+	uint64_t pc;
+
+	if (n > max)
+		return n;	/* the caller asks again with room */
+	for (i = 0; i < n; i++)
+		if (bt_target_pc(t, tids[i], &pc) == 0)
+			tids[k++] = tids[i];
+	return k;
 }
 
 /* The upper halves of ymm from the XSAVE area; zero in their init state. */
@@ -292,6 +306,11 @@ static size_t live_trace_size(void *ctx)
 	return bt_target_buffer_size(((struct gs_live *)ctx)->t);
 }
 
+static int live_save(void *ctx, const struct bt_stop *stop, const char *path)
+{
+	return bt_trace_save(((struct gs_live *)ctx)->t, stop, path);
+}
+
 const struct gs_target_ops gs_live_ops = {
 	.pid = live_pid,
 	.launched = live_launched,
@@ -314,4 +333,5 @@ const struct gs_target_ops gs_live_ops = {
 	.trace_formats = live_trace_formats,
 	.trace_read = live_trace_read,
 	.trace_size = live_trace_size,
+	.save = live_save,
 };

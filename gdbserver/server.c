@@ -844,6 +844,74 @@ bad:
 	reply_err(s, EINVAL);
 }
 
+/* ---- monitor commands (qRcmd) ---- */
+
+static void mon_help(struct gs_server *s, const char *arg)
+{
+	gs_buf_adds(&s->console,
+		    "btrace gdbserver monitor commands:\n"
+		    "  monitor save FILE   save the branch trace of every thread,\n"
+		    "                      with this stop, as a btrace trace file\n"
+		    "                      (btrace show FILE, btrace gdbserver\n"
+		    "                      --trace FILE)\n"
+		    "  monitor help        this list\n");
+}
+
+static void mon_save(struct gs_server *s, const char *arg)
+{
+	int ret;
+
+	while (*arg == ' ')
+		arg++;
+	if (!*arg) {
+		gs_buf_adds(&s->console, "usage: monitor save FILE\n");
+		return;
+	}
+	if (s->gone || !s->ops->save) {
+		gs_buf_adds(&s->console, "btrace: no live process to save\n");
+		return;
+	}
+	ret = s->ops->save(s->ctx, &s->last, arg);
+	if (ret < 0)
+		gs_buf_addf(&s->console, "btrace: cannot save '%s': %s\n", arg,
+			    bt_errstr(ret));
+	else
+		gs_buf_addf(&s->console, "saved the trace of process %d to %s\n",
+			    (int)s->ops->pid(s->ctx), arg);
+}
+
+static void cmd_rcmd(struct gs_server *s, char *pkt)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(struct gs_server *s, const char *arg);
+	} mons[] = { { "help", mon_help }, { "save", mon_save } };
+	size_t n = strlen(pkt + 6) / 2, i, len;
+	char *cmd;
+
+	cmd = malloc(n + 1);
+	if (!cmd || strlen(pkt + 6) % 2 ||
+	    gs_unhex(pkt + 6, n, (uint8_t *)cmd) < 0) {
+		free(cmd);
+		reply_err(s, EINVAL);
+		return;
+	}
+	cmd[n] = '\0';
+	for (i = 0; i < sizeof(mons) / sizeof(mons[0]); i++) {
+		len = strlen(mons[i].name);
+		if (!strncmp(cmd, mons[i].name, len) &&
+		    (cmd[len] == ' ' || !cmd[len])) {
+			mons[i].fn(s, cmd + len);
+			break;
+		}
+	}
+	if (i == sizeof(mons) / sizeof(mons[0]))
+		gs_buf_addf(&s->console, "btrace: unknown monitor command '%s'; "
+			    "try 'monitor help'\n", cmd);
+	free(cmd);
+	reply_ok(s);
+}
+
 /* ---- dispatch ---- */
 
 enum { EXACT = 0, PREFIX = 1 };
@@ -865,6 +933,7 @@ static const struct gs_cmd commands[] = {
 	{ "qfThreadInfo", cmd_threads_first, EXACT, "thread list" },
 	{ "qsThreadInfo", cmd_threads_next, EXACT, "thread list, more" },
 	{ "qSymbol:", cmd_ok, PREFIX, "no symbols wanted" },
+	{ "qRcmd,", cmd_rcmd, PREFIX, "monitor commands: help, save FILE" },
 	{ "QStartNoAckMode", cmd_noack, EXACT, "acks off" },
 	{ "QPassSignals:", cmd_pass_signals, PREFIX, "signals not reported" },
 	{ "QProgramSignals:", cmd_ok, PREFIX, "all signals go to the program" },
@@ -913,6 +982,7 @@ int gs_server_handle(struct gs_server *s, char *pkt, size_t len,
 	const struct gs_cmd *c;
 
 	gs_buf_reset(&s->reply);
+	gs_buf_reset(&s->console);
 	s->replying = 1;
 	if (len && *pkt == 'X') {
 		cmd_write_bin(s, pkt, len);
@@ -954,6 +1024,7 @@ int gs_server_alloc(struct gs_server **out, const struct gs_target_ops *ops,
 	s->ctx = ctx;
 	gs_conn_init(&s->conn, in, fd_out);
 	gs_buf_init(&s->reply);
+	gs_buf_init(&s->console);
 	gs_buf_init(&s->xfer);
 	gs_hostio_init(s);
 	if (first)
@@ -972,6 +1043,7 @@ void gs_server_free(struct gs_server *s)
 	gs_conn_release(&s->conn);
 	gs_hostio_release(s);
 	gs_buf_release(&s->reply);
+	gs_buf_release(&s->console);
 	gs_buf_release(&s->xfer);
 	free(s->bt);
 	free(s);
@@ -989,6 +1061,20 @@ static int disconnected(struct gs_server *s)
 		s->ops->detach(s->ctx);
 	}
 	return GS_END_DISCONNECTED;
+}
+
+/* Monitor output goes to GDB's console as O packets before the reply. */
+static int send_console(struct gs_server *s)
+{
+	struct gs_buf o;
+	int ret;
+
+	gs_buf_init(&o);
+	gs_buf_adds(&o, "O");
+	gs_buf_hex(&o, s->console.data, s->console.len);
+	ret = o.oom ? -bte_nomem : gs_conn_send(&s->conn, o.data, o.len);
+	gs_buf_release(&o);
+	return ret;
 }
 
 int gs_serve(struct gs_server *s)
@@ -1012,6 +1098,8 @@ int gs_serve(struct gs_server *s)
 		}
 		ret = gs_server_handle(s, (char *)s->conn.parser.pkt,
 				       s->conn.parser.len, &reply);
+		if (s->console.len && send_console(s) < 0)
+			return disconnected(s);
 		if (reply && gs_conn_send(&s->conn, reply->data ? reply->data : "",
 					  reply->len) < 0)
 			return ret ? s->ended : disconnected(s);

@@ -22,6 +22,7 @@ struct gs_server {
 	const struct gs_target_ops *ops;
 	void *ctx;
 	struct gs_buf reply;
+	struct gs_buf console;	/* monitor output, sent before the reply */
 	int replying;		/* a reply is due for this packet */
 	int ended;		/* enum gs_end once the session is over */
 	int noack_after;	/* switch acks off after this reply */
