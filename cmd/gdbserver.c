@@ -398,6 +398,47 @@ static int serve_live(struct gdbserver_args *a, int in, int out)
 	return ret;
 }
 
+static int pm_error(const char *trace, const char *core, int err)
+{
+	const char *d = bt_errdetail();
+
+	if (core && (err == -bte_format || err == -bte_corrupt) && !d[0])
+		fprintf(stderr, "btrace: cannot load '%s': %s\n", core,
+			err == -bte_format ? "not an x86-64 ELF core file" :
+					     "corrupt core file");
+	else if (err == -bte_format || err == -bte_corrupt)
+		fprintf(stderr, "btrace: cannot load '%s': %s%s%s\n", trace,
+			err == -bte_corrupt ? "corrupt trace file" :
+					      "not a btrace trace file",
+			d[0] ? ": " : "", d);
+	else
+		fprintf(stderr, "btrace: cannot load '%s'%s%s%s: %s\n", trace,
+			core ? " or '" : "", core ? core : "", core ? "'" : "",
+			bt_errno() ? strerror(bt_errno()) : bt_errstr(err));
+	return EXIT_FAIL;
+}
+
+static int serve_postmortem(struct gdbserver_args *a, int in, int out)
+{
+	struct gs_pm *pm;
+	int ret;
+
+	ret = gs_pm_open(&pm, a->trace_file, a->core);
+	if (ret < 0)
+		return pm_error(a->trace_file, a->core, ret);
+	fprintf(stderr, "Serving the trace of process %d from %s%s%s\n",
+		gs_pm_trace_pid(pm), a->trace_file, a->core ? " with " : "",
+		a->core ? a->core : "");
+	if (a->core && gs_pm_core_pid(pm) != gs_pm_trace_pid(pm))
+		fprintf(stderr, "btrace: warning: the core is of process %d, "
+			"the trace of process %d\n", gs_pm_core_pid(pm),
+			gs_pm_trace_pid(pm));
+	signal(SIGPIPE, SIG_IGN);
+	ret = connect_and_serve(a, &gs_pm_ops, pm, gs_pm_stop(pm), in, out);
+	gs_pm_free(pm);
+	return ret;
+}
+
 int cmd_gdbserver(int argc, char **argv)
 {
 	struct gdbserver_args a;
@@ -410,9 +451,7 @@ int cmd_gdbserver(int argc, char **argv)
 		return ret;
 	if (!strcmp(a.comm, "-") && stdio_take(&in, &out) < 0)
 		return EXIT_FAIL;
-	if (a.trace_file) {
-		fprintf(stderr, "btrace: --trace is not implemented yet\n");
-		return EXIT_FAIL;
-	}
+	if (a.trace_file)
+		return serve_postmortem(&a, in, out);
 	return serve_live(&a, in, out);
 }

@@ -75,6 +75,17 @@ struct gs_target_ops {
 	int (*trace_read)(void *ctx, pid_t tid, uint64_t *pos,
 			  struct bt_capture *cap);
 	size_t (*trace_size)(void *ctx);	/* per-thread bytes */
+	/*
+	 * A file of the process under /proc/PID/ (@name: "maps",
+	 * "task/TID/maps"...) made up by the target, for a process that is
+	 * not there any more; NULL: the real /proc.
+	 */
+	int (*proc_file)(void *ctx, const char *name, struct gs_buf *out);
+	/*
+	 * The libraries-svr4 document made up by the target (its memory has
+	 * no r_debug to walk); NULL or 1: walk the target's memory.
+	 */
+	int (*libraries)(void *ctx, struct gs_buf *out);
 	/* monitor save FILE: a btrace trace file of the stop @stop. */
 	int (*save)(void *ctx, const struct bt_stop *stop, const char *path);
 };
@@ -147,5 +158,20 @@ extern const struct gs_target_ops gs_live_ops;
 struct gs_live;
 int gs_live_alloc(struct gs_live **live, struct bt_target *t);
 void gs_live_free(struct gs_live *live);
+
+/*
+ * The post-mortem target: trace file @trace, and core file @core (NULL:
+ * none) of the same stop.  Returns 0; -bte_noent, -bte_perm, -bte_io if a
+ * file cannot be read; -bte_format or -bte_corrupt (bt_errdetail() says
+ * where, for the trace file) if one is not what it should be; -bte_nomem.
+ */
+extern const struct gs_target_ops gs_pm_ops;
+struct gs_pm;
+int gs_pm_open(struct gs_pm **pm, const char *trace, const char *core);
+void gs_pm_free(struct gs_pm *pm);
+/* The saved stop; the process ids the trace and the core name. */
+const struct bt_stop *gs_pm_stop(const struct gs_pm *pm);
+pid_t gs_pm_trace_pid(const struct gs_pm *pm);
+pid_t gs_pm_core_pid(const struct gs_pm *pm);
 
 #endif /* BTRACE_GDBSERVER_H */

@@ -3,10 +3,12 @@
  * vFile: GDB reads the target's files (the program, its libraries,
  * /proc/PID/maps) through the stub, as its sysroot "target:" wants.
  * Reading only: open O_RDONLY, pread, fstat, readlink, close, setfs.
+ * A target whose process is gone (post-mortem) makes up its /proc files.
  * Replies are "F<result>[,<errno>][;<data>]" with GDB's errno numbers.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -66,6 +68,12 @@ static int fio_name(const char **p, char *out, size_t size)
 	return 0;
 }
 
+/*
+ * A file the target makes up (ops->proc_file) has a descriptor of its own
+ * numbering: VIRT_FD plus its slot.
+ */
+#define VIRT_FD 0x10000
+
 static int fd_slot(struct gs_server *s, uint64_t fd)
 {
 	size_t i;
@@ -74,6 +82,47 @@ static int fd_slot(struct gs_server *s, uint64_t fd)
 		if (s->hostio_fd[i] >= 0 && (uint64_t)s->hostio_fd[i] == fd)
 			return (int)i;
 	return -1;
+}
+
+/* "/proc/PID/REST" of the target's process: REST, else NULL. */
+static const char *proc_name(struct gs_server *s, const char *path)
+{
+	char prefix[32];
+	size_t n;
+
+	if (!s->ops->proc_file || !s->ops->pid)
+		return NULL;
+	n = (size_t)snprintf(prefix, sizeof(prefix), "/proc/%d/",
+			     (int)s->ops->pid(s->ctx));
+	return strncmp(path, prefix, n) ? NULL : path + n;
+}
+
+static int open_virtual(struct gs_server *s, int slot, const char *name)
+{
+	struct gs_buf *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	if (s->ops->proc_file(s->ctx, name, b) < 0 || b->oom) {
+		gs_buf_release(b);
+		free(b);
+		return -ENOENT;
+	}
+	s->hostio_virt[slot] = b;
+	s->hostio_fd[slot] = VIRT_FD + slot;
+	return s->hostio_fd[slot];
+}
+
+static void hostio_close(struct gs_server *s, int slot)
+{
+	if (s->hostio_virt[slot]) {
+		gs_buf_release(s->hostio_virt[slot]);
+		free(s->hostio_virt[slot]);
+		s->hostio_virt[slot] = NULL;
+	} else {
+		close(s->hostio_fd[slot]);
+	}
+	s->hostio_fd[slot] = -1;
 }
 
 static void fio_open(struct gs_server *s, const char *p)
@@ -91,26 +140,42 @@ static void fio_open(struct gs_server *s, const char *p)
 		;
 	if (i == GS_HOSTIO_FDS)
 		return fio_fail(s, EMFILE);
-	fd = open(name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fio_fail(s, errno);
-	s->hostio_fd[i] = fd;
+	if (proc_name(s, name)) {
+		fd = open_virtual(s, i, proc_name(s, name));
+		if (fd < 0)
+			return fio_fail(s, -fd);
+	} else {
+		fd = open(name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return fio_fail(s, errno);
+		s->hostio_fd[i] = fd;
+	}
 	gs_buf_addf(&s->reply, "F%x", fd);
 }
 
 static void fio_pread(struct gs_server *s, const char *p)
 {
+	const struct gs_buf *virt;
 	uint64_t v[3];
 	size_t room;
 	uint8_t *buf;
 	ssize_t n;
+	int slot;
 
-	if (fio_args(p, v, 3) < 0 || fd_slot(s, v[0]) < 0)
+	if (fio_args(p, v, 3) < 0 || (slot = fd_slot(s, v[0])) < 0)
 		return fio_fail(s, EBADF);
 	/* escaped, the data must fit a packet: half of it, to be safe */
 	room = (GS_PACKET_MAX - 32) / 2;
 	if (v[1] > room)
 		v[1] = room;
+	virt = s->hostio_virt[slot];
+	if (virt) {
+		n = v[2] < virt->len ? (ssize_t)(virt->len - v[2]) : 0;
+		n = (size_t)n < v[1] ? n : (ssize_t)v[1];
+		gs_buf_addf(&s->reply, "F%zx;", (size_t)n);
+		gs_buf_bin(&s->reply, n ? virt->data + v[2] : "", (size_t)n);
+		return;
+	}
 	buf = malloc(v[1] ? v[1] : 1);
 	if (!buf)
 		return fio_fail(s, ENOMEM);
@@ -138,10 +203,17 @@ static void fio_fstat(struct gs_server *s, const char *p)
 	struct stat sb;
 	uint64_t fd;
 
-	if (fio_args(p, &fd, 1) < 0 || fd_slot(s, fd) < 0)
+	int slot;
+
+	if (fio_args(p, &fd, 1) < 0 || (slot = fd_slot(s, fd)) < 0)
 		return fio_fail(s, EBADF);
-	if (fstat((int)fd, &sb) < 0)
+	memset(&sb, 0, sizeof(sb));
+	if (s->hostio_virt[slot]) {
+		sb.st_mode = S_IFREG | 0444;
+		sb.st_size = (off_t)s->hostio_virt[slot]->len;
+	} else if (fstat((int)fd, &sb) < 0) {
 		return fio_fail(s, errno);
+	}
 	put_be(&q, sb.st_dev, 4);
 	put_be(&q, sb.st_ino, 4);
 	put_be(&q, sb.st_mode, 4);
@@ -166,8 +238,7 @@ static void fio_close(struct gs_server *s, const char *p)
 
 	if (fio_args(p, &fd, 1) < 0 || (slot = fd_slot(s, fd)) < 0)
 		return fio_fail(s, EBADF);
-	close(s->hostio_fd[slot]);
-	s->hostio_fd[slot] = -1;
+	hostio_close(s, slot);
 	gs_buf_adds(&s->reply, "F0");
 }
 
@@ -223,8 +294,10 @@ void gs_hostio_init(struct gs_server *s)
 {
 	size_t i;
 
-	for (i = 0; i < GS_HOSTIO_FDS; i++)
+	for (i = 0; i < GS_HOSTIO_FDS; i++) {
 		s->hostio_fd[i] = -1;
+		s->hostio_virt[i] = NULL;
+	}
 }
 
 void gs_hostio_release(struct gs_server *s)
@@ -233,6 +306,5 @@ void gs_hostio_release(struct gs_server *s)
 
 	for (i = 0; i < GS_HOSTIO_FDS; i++)
 		if (s->hostio_fd[i] >= 0)
-			close(s->hostio_fd[i]);
-	gs_hostio_init(s);
+			hostio_close(s, (int)i);
 }

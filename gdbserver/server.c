@@ -215,8 +215,13 @@ static void run(struct gs_server *s, const struct bt_resume *r, size_t n)
 	struct bt_stop stop;
 	int ret;
 
-	if (!alive(s) || !s->ops->resume) {
-		reply_err(s, alive(s) ? EPERM : ESRCH);
+	if (!s->ops->resume) {
+		gs_buf_adds(&s->reply, "E.A saved trace does not run: replay it "
+				       "(record btrace, reverse-step, record goto).");
+		return;
+	}
+	if (!alive(s)) {
+		reply_err(s, ESRCH);
 		return;
 	}
 	s->running = 1;
@@ -677,6 +682,11 @@ static void cmd_break(struct gs_server *s, char *pkt)
 	}
 	if (type != 0)
 		return;		/* hardware breakpoints, watchpoints: none */
+	if (!s->ops->resume) {
+		/* a saved trace: GDB's replay checks its breakpoints itself */
+		reply_ok(s);
+		return;
+	}
 	if (!alive(s) || !s->ops->break_insert) {
 		reply_err(s, EPERM);
 		return;

@@ -48,6 +48,7 @@ struct gs_server {
 	uint64_t bts_size;	/* Qbtrace-conf:bts:size, 0: the target's */
 
 	int hostio_fd[GS_HOSTIO_FDS];	/* vFile:open's, -1: free */
+	struct gs_buf *hostio_virt[GS_HOSTIO_FDS];	/* made-up files */
 };
 
 /* Append @tid as gdb writes thread ids (p<pid>.<tid> when multiprocess). */

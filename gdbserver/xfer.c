@@ -222,8 +222,12 @@ int gs_xfer_doc(struct gs_server *s, const char *object, const char *annex,
 		return doc_auxv(s, out);
 	if (!strcmp(object, "exec-file"))
 		return doc_exec_file(s, out);
-	if (!strcmp(object, "libraries-svr4"))
+	if (!strcmp(object, "libraries-svr4")) {
+		if (s->ops->libraries && s->ops->libraries(s->ctx, out) == 0)
+			return 0;
+		gs_buf_reset(out);
 		return gs_svr4_doc(s, out);
+	}
 	if (!strcmp(object, "btrace"))
 		return gs_btrace_doc(s, annex, out);
 	if (!strcmp(object, "btrace-conf"))

@@ -118,7 +118,7 @@ expect "$work/delta.out" "^Recorded [0-9]+ instructions in 4 functions \(0 gaps\
 
 # 4. A ring that wraps between two reads: E.Overflow. for the delta, then
 #    GDB reads everything there is, and has a trace that ends right.
-gdb -nx -batch -ex "set sysroot /" \
+gdb -nx -batch -ex "set sysroot /" -ex "set remotetimeout 60" \
 	-ex "target remote | $BTRACE gdbserver --buffer-size 4096 - $GS_PROG" \
 	-ex "handle SIGUSR1 nostop noprint" -ex "break main" -ex continue \
 	-ex "record btrace" -ex "stepi" -ex "break $(line_of MARK_PRINT)" \

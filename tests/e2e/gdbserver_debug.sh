@@ -78,7 +78,7 @@ expect "$work/crash.out" "^Program terminated with signal SIGSEGV, Segmentation 
 no_leftovers "$GS_PROG"
 
 # 5. Ctrl-C while the program waits in a system call.
-gdb -nx -batch -ex "set sysroot /" \
+gdb -nx -batch -ex "set sysroot /" -ex "set remotetimeout 60" \
 	-ex "target remote | $BTRACE gdbserver - $TARGETS/sleeper" \
 	-ex continue -ex bt -ex kill "$TARGETS/sleeper" >"$work/int.out" 2>&1 </dev/null &
 g=$!
@@ -99,7 +99,7 @@ stub=$!
 for i in $(seq 1 100); do grep -q "Listening on port" "$work/tcp.err" && break; sleep 0.1; done
 port=$(sed -n 's/^Listening on port \([0-9]*\)$/\1/p' "$work/tcp.err")
 [ -n "$port" ] || { cat "$work/tcp.err"; fail "no port"; }
-timeout 120 gdb -nx -batch -ex "set sysroot /" -ex "target remote 127.0.0.1:$port" \
+timeout 120 gdb -nx -batch -ex "set sysroot /" -ex "set remotetimeout 60" -ex "target remote 127.0.0.1:$port" \
 	-ex "handle SIGUSR1 nostop noprint" -ex "break square" -ex continue \
 	-ex detach "$GS_PROG" >"$work/tcp.out" 2>&1 </dev/null
 wait $stub
@@ -113,7 +113,7 @@ expect "$work/tcp.err" "^sum 30 total 61 handled 1$" "the detached program did n
 "$BTRACE" gdbserver "unix:$work/sock" "$GS_PROG" 2>"$work/unix.err" &
 stub=$!
 for i in $(seq 1 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
-timeout 120 gdb -nx -batch -ex "set sysroot /" -ex "target remote $work/sock" \
+timeout 120 gdb -nx -batch -ex "set sysroot /" -ex "set remotetimeout 60" -ex "target remote $work/sock" \
 	-ex "handle SIGUSR1 nostop noprint" -ex continue "$GS_PROG" \
 	>"$work/unix.out" 2>&1 </dev/null
 wait $stub
@@ -127,7 +127,7 @@ no_leftovers "$GS_PROG"
 "$TARGETS/sess_checksum" 20000 300 >"$work/sum.out" 2>&1 &
 tp=$!
 for i in $(seq 1 100); do grep -q ready "$work/sum.out" && break; sleep 0.05; done
-timeout 120 gdb -nx -batch -ex "set sysroot /" \
+timeout 120 gdb -nx -batch -ex "set sysroot /" -ex "set remotetimeout 60" \
 	-ex "target remote | $BTRACE gdbserver --attach $tp -" \
 	-ex "break sess_round_end" -ex continue -ex bt -ex 'p r > 0' -ex detach \
 	"$TARGETS/sess_checksum" >"$work/att.out" 2>&1 </dev/null
