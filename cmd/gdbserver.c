@@ -98,6 +98,10 @@ static int parse_option(struct gdbserver_args *a, int c, const char *arg)
 			return usage_error("bad buffer size (a power of two)", arg);
 		return 0;
 	default:
+		/* a followed child would be a second process; GDB sees one */
+		if (c == OPT_FOLLOW_FORK)
+			return usage_error("--follow-fork: GDB's remote protocol "
+					   "here serves one process", NULL);
 		if (c >= OPT_TRACE_FIRST && c <= OPT_TRACE_LAST)
 			return run_trace_option(&a->trace, c, arg);
 		return usage_error("unknown option", NULL);
