@@ -186,12 +186,12 @@ static int live_break_remove(void *ctx, uint64_t addr)
 {
 	struct gs_live *l = ctx;
 	size_t i;
+	int number;
 
 	for (i = 0; i < l->nbreaks; i++) {
 		if (l->breaks[i].addr != addr)
 			continue;
-		int number = l->breaks[i].number;
-
+		number = l->breaks[i].number;
 		l->breaks[i] = l->breaks[--l->nbreaks];
 		return bt_target_break_remove(l->t, number);
 	}
