@@ -7,7 +7,8 @@ CC       ?= cc
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wstrict-prototypes \
             -Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
-CPPFLAGS += -D_GNU_SOURCE -Ilib/include -Idecoder/include -Ilib -Idecoder
+CPPFLAGS += -D_GNU_SOURCE -Ilib/include -Idecoder/include -Ilib -Idecoder \
+            -Igdbserver
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=$(SANITIZE)
@@ -37,6 +38,8 @@ BUILD    := build
 LIB_SRC  := $(sort $(wildcard lib/*.c))
 DEC_SRC  := $(sort $(wildcard decoder/*.c))
 CMD_SRC  := $(sort $(wildcard cmd/*.c))
+# btrace gdbserver's protocol engine: linked into btrace, not installed.
+GS_SRC   := $(sort $(wildcard gdbserver/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TGT_SRC  := $(sort $(wildcard tests/targets/*.c))
 TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
@@ -45,8 +48,10 @@ BENCH_SRC:= $(sort $(wildcard bench/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 DEC_OBJ  := $(DEC_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
+GS_OBJ   := $(GS_SRC:%.c=$(BUILD)/%.o)
 LIBBT    := $(BUILD)/libbtrace.a
 LIBDEC   := $(BUILD)/libbtdecode.a
+LIBGS    := $(BUILD)/libbtgdbserver.a
 BTRACE   := $(BUILD)/btrace
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TGT_BIN  := $(TGT_SRC:tests/targets/%.c=$(BUILD)/targets/%)
@@ -91,23 +96,25 @@ $(LIBBT): $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 $(LIBDEC): $(DEC_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
+$(LIBGS): $(GS_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BTRACE): $(CMD_OBJ) $(LIBDEC) $(LIBBT)
+$(BTRACE): $(CMD_OBJ) $(LIBGS) $(LIBDEC) $(LIBBT)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CMD_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CMD_OBJ) $(LIBGS) $(LIBDEC) $(LIBBT) $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) | deps
+$(BUILD)/tests/%: tests/unit/%.c $(SYNTH_OBJ) $(LIBGS) $(LIBDEC) $(LIBBT) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS) $(TESTLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBGS) $(LIBDEC) $(LIBBT) $(LIBS) $(TESTLIBS)
 
-$(BUILD)/tools/%: tests/tools/%.c $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) | deps
+$(BUILD)/tools/%: tests/tools/%.c $(SYNTH_OBJ) $(LIBGS) $(LIBDEC) $(LIBBT) | deps
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBGS) $(LIBDEC) $(LIBBT) $(LIBS)
 
-$(BUILD)/bench/%: bench/%.c bench/bench.h $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) | deps
+$(BUILD)/bench/%: bench/%.c bench/bench.h $(SYNTH_OBJ) $(LIBGS) $(LIBDEC) $(LIBBT) | deps
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBDEC) $(LIBBT) $(LIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(SYNTH_OBJ) $(LIBGS) $(LIBDEC) $(LIBBT) $(LIBS)
 
 # Test targets: real programs with known control flow, built without
 # optimisation so their branches match the source, with debug info.
@@ -231,7 +238,7 @@ FUZZ_SAN   := -fsanitize=address,undefined
 # that the fuzzer gets past them into the parsers.
 FUZZ_SAN   += -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_OBJ   := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(DEC_SRC) $(LIB_SRC) \
+FUZZ_OBJ   := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(GS_SRC) $(DEC_SRC) $(LIB_SRC) \
               $(wildcard tests/tools/synth/*.c))
 FUZZ_LIB   := $(BUILD)/fuzz/libfuzzbt.a
 

@@ -103,7 +103,7 @@ static void perm_reason(pid_t pid, char *buf, size_t size)
 		 uid[0] ? uid : "?", (int)geteuid());
 }
 
-static void attach_error(pid_t pid, int err)
+void cmd_attach_error(pid_t pid, int err)
 {
 	char state[64], tracer[32], why[256];
 
@@ -166,7 +166,7 @@ int cmd_attach(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	if (err) {
-		attach_error(pid, err);
+		cmd_attach_error(pid, err);
 		cmd_opts_close(&o, out);
 		return EXIT_FAIL;
 	}

@@ -21,6 +21,7 @@ static const struct cmd_entry commands[] = {
 	{ "show", cmd_show, "show the branches saved in a trace file" },
 	{ "handoff", cmd_handoff, "trace a debugger's stopped process to its next stop (gdb plugin)" },
 	{ "decode", cmd_decode, "decode raw PT or BTS streams offline" },
+	{ "gdbserver", cmd_gdbserver, "serve a traced process (or a saved trace) to GDB's remote protocol" },
 };
 
 static void usage(FILE *f)

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Shared by the front ends in cmd/. */
 
@@ -27,6 +28,13 @@ int cmd_decode(int argc, char **argv);
 
 int cmd_run(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
+int cmd_gdbserver(int argc, char **argv);
+
+/* Say on stderr why bt_target_attach() of @pid failed, and the remedy. */
+void cmd_attach_error(pid_t pid, int err);
+
+/* Say on stderr why bt_target_launch() of @prog failed; EXIT_FAIL. */
+int cmd_launch_error(const char *prog, int backend, int err);
 
 /* Options: opts.h.  Output: print.h. */
 

@@ -20,6 +20,7 @@ static const char *const reasons[] = {
 	[BT_STOP_NONE] = "none",	   [BT_STOP_SIGNAL] = "signal",
 	[BT_STOP_EXIT] = "exit",	   [BT_STOP_INTERRUPT] = "interrupt",
 	[BT_STOP_BREAK] = "break",	   [BT_STOP_KILLED] = "killed",
+	[BT_STOP_STEP] = "step",
 };
 
 /* An address ("0x401136") or a function of the process ("main"). */

@@ -280,6 +280,8 @@ static int set_no_debuginfod(struct cmd_opts *o, const char *v)
 }
 
 #define TRACED (CMD_RUN | CMD_ATTACH)
+/* How it is traced: gdbserver too. */
+#define TRACING (CMD_RUN | CMD_ATTACH | CMD_GDBSERVER)
 #define SHOWN (CMD_RUN | CMD_ATTACH | CMD_SHOW | CMD_DECODE)
 
 /*
@@ -308,24 +310,24 @@ static const struct cmd_option cmd_options[] = {
 	{ "no-colour", 0, NULL, SHOWN, set_no_color, NULL },
 	{ "backend", 'b', "NAME", CMD_RUN, set_backend,
 	  "auto (default), pt, bts or soft" },
-	{ "backend", 0, "NAME", CMD_ATTACH, set_backend,
+	{ "backend", 0, "NAME", CMD_ATTACH | CMD_GDBSERVER, set_backend,
 	  "auto (default), pt, bts or soft" },
-	{ "buffer-size", 's', "SIZE", TRACED, set_buffer_size,
+	{ "buffer-size", 's', "SIZE", TRACING, set_buffer_size,
 	  "per-thread trace buffer, a power of two\n"
 	  "(suffixes K, M, G; default 1M)" },
-	{ "soft-mode", 0, "MODE", TRACED, set_soft_mode,
+	{ "soft-mode", 0, "MODE", TRACING, set_soft_mode,
 	  "software backend: record (default: the program\n"
 	  "records its own branches, in translated code),\n"
 	  "fast (stop at run-time decisions) or step (every\n"
 	  "instruction, the reference)" },
-	{ "only", 0, "GLOB", TRACED, set_only,
+	{ "only", 0, "GLOB", TRACING, set_only,
 	  "trace only modules matching GLOB (path or file\n"
 	  "name; repeatable); others run natively" },
-	{ "exclude", 0, "GLOB", TRACED, set_exclude,
+	{ "exclude", 0, "GLOB", TRACING, set_exclude,
 	  "do not trace modules matching GLOB" },
-	{ "from", 0, "SYMBOL", TRACED, set_from,
+	{ "from", 0, "SYMBOL", TRACING, set_from,
 	  "run natively until SYMBOL executes" },
-	{ "until", 0, "SYMBOL", TRACED, set_until,
+	{ "until", 0, "SYMBOL", TRACING, set_until,
 	  "stop when SYMBOL executes and show the history" },
 	{ "follow-fork", 0, NULL, TRACED, set_follow_fork,
 	  "trace the children of fork and vfork too" },

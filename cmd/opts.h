@@ -30,6 +30,7 @@ enum cmd_id {
 	CMD_ATTACH = 1 << 1,
 	CMD_SHOW = 1 << 2,
 	CMD_DECODE = 1 << 3,
+	CMD_GDBSERVER = 1 << 4,
 };
 
 /* -ex commands and --break specs, each. */

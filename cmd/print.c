@@ -444,6 +444,7 @@ static const char *reason_name(int reason)
 		[BT_STOP_NONE] = "none",	 [BT_STOP_SIGNAL] = "signal",
 		[BT_STOP_EXIT] = "exit",	 [BT_STOP_INTERRUPT] = "interrupt",
 		[BT_STOP_BREAK] = "break",	 [BT_STOP_KILLED] = "killed",
+		[BT_STOP_STEP] = "step",
 	};
 
 	if (reason < 0 || reason >= (int)BT_ARRAY_SIZE(names))

@@ -65,7 +65,7 @@ static void on_interrupt(int sig)
 		kill(let_go, SIGINT);
 }
 
-static int launch_error(const char *prog, int backend, int err)
+int cmd_launch_error(const char *prog, int backend, int err)
 {
 	char why[512];
 
@@ -250,7 +250,7 @@ int cmd_run(int argc, char **argv)
 	ret = bt_target_launch(&t, &topts, o.args);
 	if (ret < 0) {
 		cmd_opts_close(&o, out);
-		return launch_error(o.args[0], o.backend, ret);
+		return cmd_launch_error(o.args[0], o.backend, ret);
 	}
 	if (o.backend == BT_BACKEND_AUTO)
 		run_trace_say_backend(t);

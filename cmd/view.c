@@ -35,7 +35,8 @@ static int pass_insn(uint64_t addr, int gap, void *ctx)
 /*
  * What ran after the last branch, up to where the thread stopped (not
  * that instruction: it has not completed): straight-line code by
- * definition, walked through the image.  Only where the decoder ended at
+ * definition, walked through the image; a conditional branch on the way
+ * was not taken (a taken one would be in the history).  Only where the decoder ended at
  * that branch; PT may have told more already.
  */
 static int insns_tail(const struct view_thread *v, struct insn_pass *p)
@@ -59,7 +60,7 @@ static int insns_tail(const struct view_thread *v, struct insn_pass *p)
 	     guard++) {
 		n = bt_image_read(v->src.image, pc, code, sizeof(code));
 		if (n <= 0 || bt_insn_decode(dis, code, n, pc, &insn) < 0 ||
-		    insn.iclass != BT_INSN_OTHER)
+		    (insn.iclass != BT_INSN_OTHER && insn.iclass != BT_INSN_COND))
 			break;
 		ret = pass_insn(pc, 0, p);
 		pc += insn.len;

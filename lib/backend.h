@@ -120,6 +120,30 @@ struct bt_backend_ops {
 	/* Copy @th's trace out (capture.h); NULL: th->ring as BT_FMT_SOFT. */
 	int (*capture)(struct bt_target *t, struct bt_thread *th,
 		       struct bt_capture *cap);
+
+	/*
+	 * A backend with a capture() that records into th->ring all the
+	 * same: bring th->ring up to date (what the thread ran is in it),
+	 * so that target.c can read it from a position.  NULL with a
+	 * capture(): the trace has no positions.
+	 */
+	void (*sync)(struct bt_target *t, struct bt_thread *th);
+
+	/*
+	 * A debugger set stopped @th's pc from @from to @to: the history is
+	 * not continuous there.  May be NULL.
+	 */
+	void (*moved)(struct bt_target *t, struct bt_thread *th,
+		      uint64_t from, uint64_t to);
+
+	/*
+	 * @len bytes of @buf are about to be written at @addr, every thread
+	 * stopped: forget what was decoded or translated of the code there,
+	 * and keep the backend's own int3s (in @buf, their original bytes
+	 * updated).  May be NULL.
+	 */
+	void (*write)(struct bt_target *t, uint64_t addr, uint8_t *buf,
+		      size_t len);
 };
 
 /*

@@ -14,7 +14,7 @@ static const char *const gap_names[BT_GAP_MAX] = {
 	[BT_GAP_NONE] = "none",		 [BT_GAP_OVERFLOW] = "overflow",
 	[BT_GAP_DISABLED] = "trace disabled", [BT_GAP_DECODE] = "decode error",
 	[BT_GAP_UNTRACED] = "untraced code", [BT_GAP_NOCODE] = "no code image",
-	[BT_GAP_START] = "trace start",
+	[BT_GAP_START] = "trace start",	 [BT_GAP_MOVED] = "pc moved",
 };
 
 const char *bt_branch_kind_name(int kind)

@@ -871,6 +871,11 @@ static void code_gone(struct bt_rec *r, uint64_t lo, uint64_t hi)
 	r->host.maps_changed(r->t);
 }
 
+void bt_rec_invalidate(struct bt_rec *r, uint64_t lo, uint64_t hi)
+{
+	code_gone(r, lo & ~4095ull, (hi + 4095) & ~4095ull);
+}
+
 /* A syscall that may take code away is about to be stepped: note its range. */
 static void note_syscall(struct rthread *rt, const struct user_regs_struct *regs)
 {

@@ -99,6 +99,12 @@ void bt_rec_leave(struct bt_rec *r, struct bt_thread *th);
 /* @th is gone or detached: what its ring still holds is decoded. */
 void bt_rec_thread_end(struct bt_rec *r, struct bt_thread *th);
 
+/*
+ * The code in [@lo, @hi) changed (a debugger wrote it): its translations
+ * are never entered again.
+ */
+void bt_rec_invalidate(struct bt_rec *r, uint64_t lo, uint64_t hi);
+
 /* Blocks translated so far (statistics). */
 uint64_t bt_rec_blocks(const struct bt_rec *r);
 

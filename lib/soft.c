@@ -248,6 +248,19 @@ static int soft_trap(struct bt_target *t, struct bt_thread *th,
 	return 1;
 }
 
+/* A debugger moved the pc: what ran before does not lead to @to. */
+static void soft_moved(struct bt_target *t, struct bt_thread *th,
+		       uint64_t from, uint64_t to)
+{
+	struct soft_thread *st = th->bk;
+
+	if (!st)
+		return;
+	st->ninsn = 0;
+	st->stepping = 0;
+	bt_thread_gap(th, from, to, BT_GAP_MOVED);
+}
+
 const struct bt_backend_ops bt_backend_soft_step = {
 	.name = "soft",
 	.id = BT_BACKEND_SOFT,
@@ -258,4 +271,5 @@ const struct bt_backend_ops bt_backend_soft_step = {
 	.step = soft_step,
 	.trap = soft_trap,
 	.signal = soft_signal,
+	.moved = soft_moved,
 };

@@ -2276,13 +2276,11 @@ static int fast_signalled(struct bt_target *t, struct bt_thread *th)
 	return 0;
 }
 
-static int fast_capture(struct bt_target *t, struct bt_thread *th,
-			struct bt_capture *cap)
+/* What @th ran, in its ring: its recorder ring decoded, its chain. */
+static void fast_sync(struct bt_target *t, struct bt_thread *th)
 {
 	struct fast_thread *ft = th->bk;
-	struct bt_ring_view view;
 	uint64_t pc;
-	int ret;
 
 	if (fast_of(t) && fast_of(t)->rec)
 		bt_rec_leave(fast_of(t)->rec, th);
@@ -2290,6 +2288,15 @@ static int fast_capture(struct bt_target *t, struct bt_thread *th,
 	if (ft && ft->state != FT_NATIVE && th->state == BT_TH_STOPPED &&
 	    bt_thread_pc(th, &pc) == 0)
 		chain_commit(t, th, pc);
+}
+
+static int fast_capture(struct bt_target *t, struct bt_thread *th,
+			struct bt_capture *cap)
+{
+	struct bt_ring_view view;
+	int ret;
+
+	fast_sync(t, th);
 	memset(cap, 0, sizeof(*cap));
 	cap->format = BT_FMT_SOFT;
 	cap->tid = th->tid;
@@ -2302,6 +2309,53 @@ static int fast_capture(struct bt_target *t, struct bt_thread *th,
 		ret = 0;
 	}
 	return ret < 0 ? ret : 0;
+}
+
+/*
+ * A debugger moved the stopped thread's pc (fast_stopped committed its
+ * chain already): the history breaks there.
+ */
+static void fast_moved(struct bt_target *t, struct bt_thread *th,
+		       uint64_t from, uint64_t to)
+{
+	struct fast_thread *ft = th->bk;
+
+	if (!ft || ft->foreign)
+		return;
+	ft->nchain = 0;
+	ft->need_step = 0;
+	if (ft->state != FT_NATIVE)
+		rec_gap(t, th, from, to, BT_GAP_MOVED);
+}
+
+/*
+ * A debugger writes the program's memory: int3s of ours there go (the
+ * loader hook stays, over the new byte), and the code decoded or
+ * translated there is forgotten.
+ */
+static void fast_write(struct bt_target *t, uint64_t addr, uint8_t *buf,
+		       size_t len)
+{
+	struct fast *f = fast_of(t);
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; i < len && f->nbp; i++) {
+		struct fast_bp *b = bp_find(f, addr + i);
+
+		if (!b)
+			continue;
+		if (b->pinned) {
+			b->orig = buf[i];
+			buf[i] = 0xcc;
+		} else {
+			bp_remove(f, addr + i);
+		}
+	}
+	bt_block_invalidate(f->blocks, addr, addr + len);
+	if (f->rec)
+		bt_rec_invalidate(f->rec, addr, addr + len);
 }
 
 #define FAST_OPS							\
@@ -2321,7 +2375,10 @@ static int fast_capture(struct bt_target *t, struct bt_thread *th,
 	.hide = fast_hide,						\
 	.signal = fast_signal,						\
 	.signalled = fast_signalled,					\
-	.capture = fast_capture
+	.capture = fast_capture,					\
+	.sync = fast_sync,						\
+	.moved = fast_moved,						\
+	.write = fast_write
 
 const struct bt_backend_ops bt_backend_soft_record = {
 	FAST_OPS,

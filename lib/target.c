@@ -190,6 +190,16 @@ static struct bt_thread *thread_any(const struct bt_target *t, int stopped)
 	return NULL;
 }
 
+struct bt_thread *bt_thread_find(const struct bt_target *t, pid_t tid)
+{
+	return thread_find(t, tid);
+}
+
+struct bt_thread *bt_thread_stopped(const struct bt_target *t)
+{
+	return thread_any(t, 1);
+}
+
 int bt_thread_regs(struct bt_thread *th, struct user_regs_struct *regs)
 {
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, regs) < 0)
@@ -221,6 +231,20 @@ int bt_thread_record(struct bt_target *t, struct bt_thread *th,
 	rec.kind = kind;
 	rec.flags = flags;
 	t->stats.branches++;
+	return bt_ring_write(th->ring, BT_REC_BRANCH, &rec.from,
+			     sizeof(rec) - sizeof(rec.hdr));
+}
+
+int bt_thread_gap(struct bt_thread *th, uint64_t from, uint64_t to,
+		  int reason)
+{
+	struct bt_rec_branch rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.from = from;
+	rec.to = to;
+	rec.kind = BT_BR_GAP;
+	rec.gap = (uint16_t)reason;
 	return bt_ring_write(th->ring, BT_REC_BRANCH, &rec.from,
 			     sizeof(rec) - sizeof(rec.hdr));
 }
@@ -367,6 +391,8 @@ static int judge_signal(struct bt_target *t, struct bt_thread *th,
 		if (ret)
 			return ret;
 	}
+	if (sig > 0 && sig <= 64 && (t->stop_sigs & (1ull << (sig - 1))))
+		goto report;	/* a debugger's: it decides what the program gets */
 	switch (sig_fate(t, th, sig, &th->si)) {
 	case SIG_HANDLED:
 		if (t->ops->signal)
@@ -375,6 +401,8 @@ static int judge_signal(struct bt_target *t, struct bt_thread *th,
 	case SIG_PASS:
 		return 0;
 	}
+report:
+	th->stepping = 0;
 	stop->reason = sig == SIGINT ? BT_STOP_INTERRUPT : BT_STOP_SIGNAL;
 	stop->signal = sig;
 	stop->si_code = th->si.si_code;
@@ -609,6 +637,22 @@ static int is_stop_signal(int sig)
 }
 
 /*
+ * The step bt_target_resume() asked of @th completed (the backend has
+ * recorded it).  Reported, unless all threads are only being stopped: a
+ * step that completes then is not asked for again.
+ */
+static int step_done(struct bt_target *t, struct bt_thread *th, int quiet,
+		     struct bt_stop *stop)
+{
+	th->stepping = 0;
+	if (quiet)
+		return 0;
+	stop->reason = BT_STOP_STEP;
+	stop_fill_pc(th, stop);
+	return 1;
+}
+
+/*
  * A ptrace-stop of known thread @th.  Returns 1 with *@stop filled for a
  * stop to report, 2 if @th is to be resumed, 0 if it stays stopped (as
  * everything does when @quiet: only collecting stops).
@@ -642,7 +686,15 @@ static int on_stopped(struct bt_target *t, struct bt_thread *th, int status,
 		memset(&th->si, 0, sizeof(th->si));
 	if (sig == SIGTRAP && t->ops->trap && t->ops->trap(t, th, &th->si)) {
 		th->why = BT_TS_TRAP;
+		if (th->stepping)
+			return step_done(t, th, quiet, stop);
 		return quiet ? 0 : 2;
+	}
+	/* a backend that leaves single-step traps alone: the kernel's own */
+	if (sig == SIGTRAP && th->stepping && !t->ops->trap &&
+	    (th->si.si_code == TRAP_TRACE || th->si.si_code == TRAP_BRKPT)) {
+		th->why = BT_TS_TRAP;
+		return step_done(t, th, quiet, stop);
 	}
 	if (t->ops->signalled && t->ops->signalled(t, th)) {
 		th->why = BT_TS_TRAP;	/* the backend's own fault, handled */
@@ -711,9 +763,40 @@ static int thread_resume_plain(struct bt_target *t, struct bt_thread *th)
 	return 0;
 }
 
+/*
+ * One instruction of @th (bt_target_resume()), through the backend as a
+ * step over a breakpoint is.  After an event stop inside the stepped
+ * instruction (a clone or exec system call) the step is issued again: the
+ * backend still waits for its trap.
+ */
+static int thread_step(struct bt_target *t, struct bt_thread *th)
+{
+	int sig = th->sig, ret = 0;
+
+	th->sig = 0;
+	th->sig_checked = 0;
+	if (th->stepping == 2 && th->why == BT_TS_EVENT) {
+		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
+			return ptrace_resume_err(th, "SINGLESTEP");
+		th->state = BT_TH_RUNNING;
+		return 0;
+	}
+	th->stepping = 2;	/* issued */
+	if (t->ops->step)
+		ret = t->ops->step(t, th, sig);
+	else if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, sig) < 0)
+		return ptrace_resume_err(th, "SINGLESTEP");
+	if (ret < 0 && bt_errno() != ESRCH)
+		return ret;
+	th->state = BT_TH_RUNNING;
+	return 0;
+}
+
 static int thread_resume(struct bt_target *t, struct bt_thread *th)
 {
 	if (th->state != BT_TH_STOPPED || th->parked)
+		return 0;
+	if (th->hold && th->why != BT_TS_EXIT)
 		return 0;
 	if (th->why == BT_TS_EXIT) {
 		if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0)
@@ -727,6 +810,8 @@ static int thread_resume(struct bt_target *t, struct bt_thread *th)
 		th->state = BT_TH_LISTENING;
 		return 0;
 	}
+	if (th->stepping)
+		return thread_step(t, th);
 	return thread_resume_plain(t, th);
 }
 
@@ -798,9 +883,11 @@ int bt_thread_step(struct bt_target *t, struct bt_thread *th, siginfo_t *si)
 	int status, ret, i;
 	pid_t who;
 
-	if (th->interrupting)
-		return bt_fail(bte_busy, 0, "thread %d is being interrupted",
-			       th->tid);
+	/*
+	 * A PTRACE_INTERRUPT still outstanding (the thread stopped for
+	 * something else first) stops it before it runs anything: that
+	 * stop is taken here, and the step issued again.
+	 */
 	for (i = 0; i < 16; i++) {
 		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
 			return bt_fail(bte_exited, errno,
@@ -996,12 +1083,22 @@ static int cont_pending(struct bt_target *t, struct bt_stop *stop)
 
 	for (i = 0; i < t->nthreads; i++) {
 		th = t->threads[i];
-		if (th->state != BT_TH_STOPPED)
+		/* a thread held keeps what it has to report for later */
+		if (th->state != BT_TH_STOPPED || th->hold)
 			continue;
 		if (th->at_break) {
+			int stepping = th->stepping;
+
 			ret = step_over(t, th);
 			if (ret < 0)
 				return ret;
+			/* that instruction was the step asked for */
+			if (stepping && !th->stepping &&
+			    th->state == BT_TH_STOPPED && th->why == BT_TS_TRAP) {
+				stop->reason = BT_STOP_STEP;
+				stop_fill_pc(th, stop);
+				return 1;
+			}
 		}
 		if (th->why == BT_TS_SIGNAL && th->sig && !th->sig_checked &&
 		    judge_signal(t, th, stop))
@@ -1025,7 +1122,8 @@ static int cont_resume_all(struct bt_target *t)
 		struct bt_thread *th = t->threads[i];
 
 		/* Ctrl-C stopped it; going on means the program goes on. */
-		if (th->sig == SIGINT && t->last.reason == BT_STOP_INTERRUPT &&
+		if (!t->planned && th->sig == SIGINT &&
+		    t->last.reason == BT_STOP_INTERRUPT &&
 		    t->last.tid == th->tid)
 			th->sig = 0;
 		/* exit_group's caller holds until the others are gone. */
@@ -1077,16 +1175,12 @@ static int cont_loop(struct bt_target *t, struct bt_stop *stop)
 	}
 }
 
-int bt_target_cont(struct bt_target *t, struct bt_stop *stop)
+/* One run: resume what may run, wait for the stop, stop everything. */
+static int target_run(struct bt_target *t, struct bt_stop *stop)
 {
 	struct bt_thread *th;
 	int ret;
 
-	if (!t || !stop)
-		return bt_fail(bte_invalid, 0, "bt_target_cont(NULL)");
-	memset(stop, 0, sizeof(*stop));
-	if (!t->traced || t->gone)
-		return bt_fail(bte_exited, 0, "process %d has exited", t->pid);
 	ret = cont_pending(t, stop);
 	if (ret == 0)
 		ret = cont_resume_all(t);
@@ -1115,6 +1209,98 @@ int bt_target_cont(struct bt_target *t, struct bt_stop *stop)
 	}
 	t->last = *stop;
 	return 0;
+}
+
+int bt_target_cont(struct bt_target *t, struct bt_stop *stop)
+{
+	if (!t || !stop)
+		return bt_fail(bte_invalid, 0, "bt_target_cont(NULL)");
+	memset(stop, 0, sizeof(*stop));
+	if (!t->traced || t->gone)
+		return bt_fail(bte_exited, 0, "process %d has exited", t->pid);
+	return target_run(t, stop);
+}
+
+void bt_target_stop_signals(struct bt_target *t, uint64_t mask)
+{
+	if (t)
+		t->stop_sigs = mask;
+}
+
+static const struct bt_resume *resume_find(const struct bt_resume *r,
+					   size_t n, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (r[i].tid == tid || r[i].tid == 0)
+			return &r[i];
+	return NULL;
+}
+
+/*
+ * Each thread's part in this run.  A signal reported before is replaced
+ * by the one the caller gives; one not judged yet stays, to be reported
+ * first.  A signal that runs a handler is announced to the backend, as
+ * judge_signal() does for bt_target_cont().
+ */
+static int resume_plan(struct bt_target *t, const struct bt_resume *r,
+		       size_t n)
+{
+	size_t i, runs = 0;
+
+	for (i = 0; i < t->nthreads; i++) {
+		struct bt_thread *th = t->threads[i];
+		const struct bt_resume *a = resume_find(r, n, th->tid);
+
+		th->stepping = 0;
+		th->hold = !a || a->action == BT_RESUME_STOP;
+		if (th->state != BT_TH_STOPPED || th->hold)
+			continue;
+		runs++;
+		th->stepping = a->action == BT_RESUME_STEP;
+		if (th->sig && !th->sig_checked)
+			continue;
+		if (a->signal < 0 || a->signal >= NSIG)
+			return bt_fail(bte_invalid, 0, "bad signal %d", a->signal);
+		if (a->signal != th->sig)
+			memset(&th->si, 0, sizeof(th->si));
+		th->sig = a->signal;
+		th->sig_checked = th->sig != 0;
+		if (th->sig && th->why != BT_TS_EXIT &&
+		    sig_fate(t, th, th->sig, &th->si) == SIG_HANDLED &&
+		    t->ops->signal)
+			t->ops->signal(t, th, th->sig);
+	}
+	return runs ? 0 : bt_fail(bte_invalid, 0, "no thread to resume");
+}
+
+static void resume_unplan(struct bt_target *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nthreads; i++)
+		t->threads[i]->hold = t->threads[i]->stepping = 0;
+	t->planned = 0;
+}
+
+int bt_target_resume(struct bt_target *t, const struct bt_resume *r, size_t n,
+		     struct bt_stop *stop)
+{
+	int ret;
+
+	if (!t || !stop || (!r && n))
+		return bt_fail(bte_invalid, 0, "bt_target_resume(NULL)");
+	memset(stop, 0, sizeof(*stop));
+	if (!t->traced || t->gone)
+		return bt_fail(bte_exited, 0, "process %d has exited", t->pid);
+	ret = resume_plan(t, r, n);
+	if (ret == 0) {
+		t->planned = 1;
+		ret = target_run(t, stop);
+	}
+	resume_unplan(t);
+	return ret;
 }
 
 void bt_target_interrupt(struct bt_target *t)
@@ -1294,6 +1480,27 @@ int bt_target_break_insert(struct bt_target *t, uint64_t addr)
 	return b->number;
 }
 
+/*
+ * @th hit the int3 at @addr while everything was being stopped, and the
+ * hit waits to be judged: with the breakpoint gone it never happened (the
+ * thread back at the instruction, no signal), as gdbserver does it.
+ */
+static void break_unhit(struct bt_thread *th, uint64_t addr)
+{
+	struct user_regs_struct regs;
+
+	if (th->state != BT_TH_STOPPED || th->why != BT_TS_SIGNAL ||
+	    th->sig != SIGTRAP || th->sig_checked ||
+	    th->si.si_code != SI_KERNEL || bt_thread_regs(th, &regs) < 0 ||
+	    regs.rip - 1 != addr)
+		return;
+	regs.rip--;
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0)
+		return;
+	th->sig = 0;
+	th->sig_checked = 1;
+}
+
 int bt_target_break_remove(struct bt_target *t, int number)
 {
 	struct bt_break *b = NULL;
@@ -1309,9 +1516,11 @@ int bt_target_break_remove(struct bt_target *t, int number)
 		return bt_fail(bte_noent, 0, "no breakpoint %d", number);
 	if (b->inserted && t->traced && !t->gone)
 		ret = break_poke(t, b, 0);
-	for (i = 0; i < t->nthreads; i++)
+	for (i = 0; i < t->nthreads; i++) {
 		if (t->threads[i]->at_break == b->addr)
 			t->threads[i]->at_break = 0;
+		break_unhit(t->threads[i], b->addr);
+	}
 	b->number = 0;
 	b->inserted = 0;
 	return ret;

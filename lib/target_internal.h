@@ -55,6 +55,10 @@ struct bt_thread {
 	int parked;		/* a fork child not followed, until let go */
 	int exiting;		/* passed PTRACE_EVENT_EXIT: dying */
 	uint64_t at_break;	/* stopped by this breakpoint: step over it */
+	/* bt_target_resume(): this run, the thread stays stopped (hold) or
+	   is stepped (stepping, until its step completed) */
+	int hold;
+	int stepping;
 	struct bt_ring *ring;
 	void *bk;		/* backend's per-thread data */
 };
@@ -93,7 +97,15 @@ struct bt_target {
 	int exit_reported;	/* BT_STOP_EXIT (or KILLED) was reported */
 	int last_wstatus;	/* of the last thread reaped */
 	volatile sig_atomic_t interrupt;
+	uint64_t stop_sigs;	/* bt_target_stop_signals() */
+	int planned;		/* bt_target_resume() runs: signals as told */
 };
+
+/* The thread @tid (not gone), or NULL. */
+struct bt_thread *bt_thread_find(const struct bt_target *t, pid_t tid);
+
+/* A stopped thread of the target's own process, or NULL. */
+struct bt_thread *bt_thread_stopped(const struct bt_target *t);
 
 /* Registers of stopped thread @th.  0 or -bte_ptrace/-bte_exited. */
 int bt_thread_regs(struct bt_thread *th, struct user_regs_struct *regs);
@@ -111,6 +123,10 @@ ssize_t bt_target_mem(struct bt_target *t, uint64_t addr, void *buf,
 /* The same through thread @th: its own process's memory (followed forks). */
 ssize_t bt_thread_mem(struct bt_target *t, struct bt_thread *th,
 		      uint64_t addr, void *buf, size_t len);
+
+/* Append a gap (enum bt_gap_reason) from @from to @to to @th's ring. */
+int bt_thread_gap(struct bt_thread *th, uint64_t from, uint64_t to,
+		  int reason);
 
 /* Append one branch record to @th's ring; counts it in the stats. */
 int bt_thread_record(struct bt_target *t, struct bt_thread *th,
@@ -136,8 +152,9 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 /*
  * One single step of stopped thread @th, waited for.  Returns 0 when it
  * trapped (siginfo in *@si), a signal number when that signal stopped it
- * instead (dequeued, not delivered), -bte_exited if it ended, -bte_busy if
- * a PTRACE_INTERRUPT of @th is outstanding.  A ptrace stop, counted.
+ * instead (dequeued, not delivered), -bte_exited if it ended.  A
+ * PTRACE_INTERRUPT of @th still outstanding is taken on the way.  A
+ * ptrace stop, counted.
  */
 int bt_thread_step(struct bt_target *t, struct bt_thread *th, siginfo_t *si);
 

@@ -206,7 +206,7 @@ static void decode_corrupt(void **state)
 			h->branch[i].gap == BT_GAP_DECODE;
 	assert_int_equal(gaps, 1);
 	expect_same(t.want + t.nwant - 400, 400,
-		    &(struct bt_history){ h->branch + h->count - 400, 400, 0, 0 },
+		    &(struct bt_history){ .branch = h->branch + h->count - 400, .count = 400 },
 		    1);
 	bt_history_free(h);
 	free(data);

@@ -217,7 +217,7 @@ static void decode_corrupt(void **state)
 	tail = t.n - t.st.psb[psb + 1].branch;
 	assert_true(h->count >= tail);
 	expect_same(t.truth + t.n - tail, tail, &(struct bt_history){
-		h->branch + h->count - tail, tail, 0, 0 });
+		.branch = h->branch + h->count - tail, .count = tail });
 	bt_history_free(h);
 	free(data);
 	trace_free(&t);

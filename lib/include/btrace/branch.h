@@ -41,6 +41,7 @@ enum bt_gap_reason {
 	BT_GAP_UNTRACED,	/* code excluded by a filter ran natively */
 	BT_GAP_NOCODE,		/* no code image for an address */
 	BT_GAP_START,		/* the start of the captured trace */
+	BT_GAP_MOVED,		/* a debugger moved the pc (a jump, a call) */
 	BT_GAP_MAX
 };
 

@@ -67,6 +67,7 @@ enum bt_stop_reason {
 	BT_STOP_INTERRUPT,	/* bt_target_interrupt() or Ctrl-C */
 	BT_STOP_BREAK,		/* a btrace breakpoint was hit */
 	BT_STOP_KILLED,		/* gone already (SIGKILL from outside) */
+	BT_STOP_STEP,		/* a step of bt_target_resume() completed */
 };
 
 struct bt_stop {
@@ -191,6 +192,102 @@ int bt_target_kill(struct bt_target *target);
 
 /* Free; detaches (attached) or kills (launched) a target still traced. */
 void bt_target_free(struct bt_target *target);
+
+/*
+ * ---- For debuggers (btrace gdbserver) ----
+ *
+ * What a debugger needs beyond watching: every signal reported, threads
+ * resumed one by one (some stepped, some held), registers and memory
+ * written, and a thread's trace read a piece at a time.  The rules of
+ * the target stay: btrace's own breakpoints and the backend's changes to
+ * the process stay invisible, and every instruction run is traced.
+ */
+
+/*
+ * Signals in @mask (bit sig - 1) stop bt_target_cont() and
+ * bt_target_resume() with BT_STOP_SIGNAL whenever they are about to reach
+ * the program, even when it handles or ignores them.  The default, 0,
+ * stops only for the signals that would kill it.  The signal is then
+ * pending in its thread: bt_target_cont() delivers it,
+ * bt_target_resume() delivers what its caller says.
+ */
+void bt_target_stop_signals(struct bt_target *target, uint64_t mask);
+
+enum bt_resume_action {
+	BT_RESUME_CONT = 0,	/* run */
+	BT_RESUME_STEP,		/* one instruction, then BT_STOP_STEP */
+	BT_RESUME_STOP,		/* stay stopped */
+};
+
+/* What one thread does in bt_target_resume(). */
+struct bt_resume {
+	pid_t tid;		/* the thread; 0: every thread not listed */
+	int action;		/* enum bt_resume_action */
+	int signal;		/* deliver it as the thread resumes (0: none);
+				   replaces the signal the thread stopped with */
+};
+
+/*
+ * bt_target_cont() with an action per thread: the first entry of the
+ * @n in @resume whose tid matches a thread (or is 0) says what it does;
+ * a thread no entry matches stays stopped.  Threads created meanwhile run.
+ * A stepped thread stops with BT_STOP_STEP once its instruction completed
+ * (a signal, a breakpoint or another thread's stop may come first); the
+ * instruction is traced as any other.  A signal that stopped a thread
+ * before and was reported is delivered only if its entry says so; one
+ * collected but never reported is reported first, before anything runs.
+ * Returns as bt_target_cont(); -bte_invalid if no thread would run.
+ */
+int bt_target_resume(struct bt_target *target, const struct bt_resume *resume,
+		     size_t n, struct bt_stop *stop);
+
+/*
+ * Registers of stopped thread @tid as ptrace's PTRACE_GETREGSET gives
+ * them: @type is the note type (NT_PRSTATUS: struct user_regs_struct,
+ * NT_PRFPREG: struct user_fpregs_struct, NT_X86_XSTATE: the XSAVE area),
+ * into @buf of *@size bytes; *@size is set to the bytes filled.
+ * Returns 0; -bte_noent (no such thread), -bte_invalid (not stopped),
+ * -bte_nosys (the kernel has no such set), -bte_ptrace.
+ */
+int bt_target_get_regset(struct bt_target *target, pid_t tid, int type,
+			 void *buf, size_t *size);
+
+/*
+ * Set them.  A new pc for a traced thread is a discontinuity of its
+ * history: the backend records a gap (BT_GAP_MOVED) where it can.
+ * Returns as bt_target_get_regset().
+ */
+int bt_target_set_regset(struct bt_target *target, pid_t tid, int type,
+			 const void *buf, size_t size);
+
+/*
+ * Write @len bytes at @addr of the stopped target's memory, as the
+ * program would see them afterwards: btrace's breakpoints stay in over
+ * the new bytes, and what the backend knew of the code there (decoded
+ * blocks, translations) is forgotten.  Writes read-only pages too (a
+ * debugger's breakpoints, patched code).
+ * Returns the bytes written (short at an unmapped page) or a negative
+ * bt_error (-bte_io, -bte_exited).
+ */
+ssize_t bt_target_write(struct bt_target *target, uint64_t addr,
+			const void *buf, size_t len);
+
+/*
+ * The trace of thread @tid recorded since position *@pos, as
+ * bt_target_capture() gives it (0: everything the ring holds); *@pos is
+ * set to the position after it, for the next call.  The cost follows
+ * what is new, not the ring's size.  With @cap NULL only *@pos is set:
+ * the position now.
+ * Returns 0; 1 if records after *@pos were overwritten before this call
+ * (@cap then starts at the oldest record still there); -bte_nosys for a
+ * backend whose trace has no positions (pt, bts: the hardware's ring);
+ * -bte_noent for an unknown thread.
+ */
+int bt_target_capture_since(struct bt_target *target, pid_t tid,
+			    uint64_t *pos, struct bt_capture *cap);
+
+/* Did btrace start the process (1) or attach to it (0)? */
+int bt_target_launched(const struct bt_target *target);
 
 /* "auto", "pt", "bts", "soft"; and back (-bte_invalid if unknown). */
 const char *bt_backend_name(int backend);

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The documents of qXfer:...:read: the target description, the threads,
+ * the auxiliary vector, the executable, the shared libraries (read from
+ * the dynamic linker's r_debug list in the target's memory, as gdbserver
+ * does) and the branch trace (btrace.c).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btrace/error.h"
+#include "server_internal.h"
+
+#define MAX_THREADS 4096
+#define MAX_LIBS 4096
+
+/* Text for an XML attribute value. */
+static void put_xml(struct gs_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': gs_buf_adds(b, "&lt;"); break;
+		case '>': gs_buf_adds(b, "&gt;"); break;
+		case '&': gs_buf_adds(b, "&amp;"); break;
+		case '"': gs_buf_adds(b, "&quot;"); break;
+		case '\'': gs_buf_adds(b, "&apos;"); break;
+		default:
+			if ((unsigned char)*s < 0x20)
+				gs_buf_addf(b, "&#%d;", *s);
+			else
+				gs_buf_add(b, s, 1);
+		}
+	}
+}
+
+static int doc_threads(struct gs_server *s, struct gs_buf *out)
+{
+	pid_t *tids = calloc(MAX_THREADS, sizeof(*tids));
+	struct gs_buf name;
+	size_t i, n = 0;
+
+	if (!tids)
+		return -bte_nomem;
+	if (!s->gone && s->ops->threads)
+		n = s->ops->threads(s->ctx, tids, MAX_THREADS);
+	if (n > MAX_THREADS)
+		n = MAX_THREADS;
+	gs_buf_init(&name);
+	gs_buf_adds(out, "<?xml version=\"1.0\"?>\n<threads>\n");
+	for (i = 0; i < n; i++) {
+		gs_buf_adds(out, "<thread id=\"");
+		gs_put_tid(s, out, tids[i]);
+		gs_buf_adds(out, "\"");
+		gs_buf_reset(&name);
+		if (s->ops->thread_name &&
+		    s->ops->thread_name(s->ctx, tids[i], &name) == 0 && name.len) {
+			gs_buf_adds(out, " name=\"");
+			put_xml(out, name.data);
+			gs_buf_adds(out, "\"");
+		}
+		gs_buf_adds(out, "/>\n");
+	}
+	gs_buf_adds(out, "</threads>\n");
+	gs_buf_release(&name);
+	free(tids);
+	return 0;
+}
+
+static int doc_exec_file(struct gs_server *s, struct gs_buf *out)
+{
+	if (!s->ops->exe || s->ops->exe(s->ctx, out) < 0) {
+		gs_buf_reset(out);
+		gs_buf_adds(out, "E01");
+		return -bte_noent;
+	}
+	return 0;
+}
+
+static int doc_auxv(struct gs_server *s, struct gs_buf *out)
+{
+	if (s->gone || !s->ops->auxv || s->ops->auxv(s->ctx, out) < 0) {
+		gs_buf_reset(out);
+		gs_buf_adds(out, "E01");
+		return -bte_noent;
+	}
+	return 0;
+}
+
+/* ---- libraries-svr4 ---- */
+
+static int rd(struct gs_server *s, uint64_t addr, void *buf, size_t len)
+{
+	return s->ops->read(s->ctx, addr, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+/* An AT_* value of the auxiliary vector, 0 if absent. */
+static uint64_t auxv_get(const struct gs_buf *auxv, uint64_t type)
+{
+	size_t i;
+
+	for (i = 0; i + 16 <= auxv->len; i += 16) {
+		uint64_t t, v;
+
+		memcpy(&t, auxv->data + i, 8);
+		memcpy(&v, auxv->data + i + 8, 8);
+		if (t == type)
+			return v;
+		if (t == AT_NULL)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * r_debug of the dynamic linker: DT_DEBUG of the program's dynamic
+ * section, found through its program headers (AT_PHDR, AT_PHNUM) and the
+ * load bias they give.  0 before the dynamic linker has filled it in (at
+ * the first instruction), and for a static program.
+ */
+static uint64_t r_debug_addr(struct gs_server *s)
+{
+	uint64_t phdr, phnum, bias = 0, dyn = 0, i;
+	struct gs_buf auxv;
+	Elf64_Phdr ph;
+	Elf64_Dyn d;
+
+	gs_buf_init(&auxv);
+	if (!s->ops->auxv || s->ops->auxv(s->ctx, &auxv) < 0) {
+		gs_buf_release(&auxv);
+		return 0;
+	}
+	phdr = auxv_get(&auxv, AT_PHDR);
+	phnum = auxv_get(&auxv, AT_PHNUM);
+	gs_buf_release(&auxv);
+	for (i = 0; i < phnum && i < 256; i++) {
+		if (rd(s, phdr + i * sizeof(ph), &ph, sizeof(ph)) < 0)
+			return 0;
+		if (ph.p_type == PT_PHDR)
+			bias = phdr - ph.p_vaddr;
+		else if (ph.p_type == PT_DYNAMIC)
+			dyn = ph.p_vaddr;
+	}
+	if (!dyn)
+		return 0;
+	for (i = 0; i < 512; i++) {
+		if (rd(s, dyn + bias + i * sizeof(d), &d, sizeof(d)) < 0 ||
+		    d.d_tag == DT_NULL)
+			return 0;
+		if (d.d_tag == DT_DEBUG)
+			return d.d_un.d_ptr;
+	}
+	return 0;
+}
+
+/* A NUL-terminated string of the target at @addr into @out. */
+static int read_string(struct gs_server *s, uint64_t addr, char *out,
+		       size_t size)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size; i++) {
+		if (rd(s, addr + i, out + i, 1) < 0)
+			return -1;
+		if (!out[i])
+			return 0;
+	}
+	out[i] = '\0';
+	return 0;
+}
+
+int gs_svr4_doc(struct gs_server *s, struct gs_buf *out)
+{
+	uint64_t dbg = s->gone ? 0 : r_debug_addr(s), lm = 0, first;
+	struct link_map m;
+	char name[4096];
+	size_t n;
+
+	gs_buf_adds(out, "<library-list-svr4 version=\"1.0\"");
+	if (dbg && rd(s, dbg + offsetof(struct r_debug, r_map), &lm, 8) < 0)
+		lm = 0;
+	if (!lm) {
+		gs_buf_adds(out, "/>\n");
+		return 0;
+	}
+	gs_buf_addf(out, " main-lm=\"0x%llx\">\n", (unsigned long long)lm);
+	first = lm;
+	for (n = 0; lm && n < MAX_LIBS; n++, lm = (uint64_t)m.l_next) {
+		if (rd(s, lm, &m, sizeof(m)) < 0)
+			break;
+		if (lm == first || !m.l_name ||
+		    read_string(s, (uint64_t)m.l_name, name, sizeof(name)) < 0 ||
+		    !name[0])
+			continue;
+		gs_buf_adds(out, "<library name=\"");
+		put_xml(out, name);
+		gs_buf_addf(out, "\" lm=\"0x%llx\" l_addr=\"0x%llx\" "
+			    "l_ld=\"0x%llx\" lmid=\"0x0\"/>\n", (unsigned long long)lm,
+			    (unsigned long long)m.l_addr,
+			    (unsigned long long)(uint64_t)m.l_ld);
+	}
+	gs_buf_adds(out, "</library-list-svr4>\n");
+	return 0;
+}
+
+int gs_xfer_doc(struct gs_server *s, const char *object, const char *annex,
+		struct gs_buf *out)
+{
+	if (!strcmp(object, "features")) {
+		if (strcmp(annex, "target.xml")) {
+			gs_buf_adds(out, "E00");
+			return -bte_noent;
+		}
+		gs_buf_adds(out, gs_tdesc(s->avx));
+		return 0;
+	}
+	if (!strcmp(object, "threads"))
+		return doc_threads(s, out);
+	if (!strcmp(object, "auxv"))
+		return doc_auxv(s, out);
+	if (!strcmp(object, "exec-file"))
+		return doc_exec_file(s, out);
+	if (!strcmp(object, "libraries-svr4")) {
+		if (s->ops->libraries && s->ops->libraries(s->ctx, out) == 0)
+			return 0;
+		gs_buf_reset(out);
+		return gs_svr4_doc(s, out);
+	}
+	if (!strcmp(object, "btrace"))
+		return gs_btrace_doc(s, annex, out);
+	if (!strcmp(object, "btrace-conf"))
+		return gs_btrace_conf_doc(s, out);
+	return 1;
+}

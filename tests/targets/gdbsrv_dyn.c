@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+/*
+ * For btrace gdbserver under GDB: a PIE with the shared C library and
+ * libpthread, a signal with a handler, two threads, calls to step into and
+ * over, and (with "crash") a store through NULL.  Tests refer to the lines
+ * by the markers in the comments (grep -n), not by number.
+ *	gdbsrv_dyn [crash]
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+static volatile sig_atomic_t handled;
+static int total;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_usr1(int sig)
+{
+	handled++;	/* MARK_HANDLER */
+}
+
+__attribute__((noinline)) int square(int x)
+{
+	int r = x * x;	/* MARK_SQUARE */
+
+	return r;	/* MARK_SQUARE_RET */
+}
+
+__attribute__((noinline)) int sum_squares(int n)
+{
+	int s = 0, i;
+
+	for (i = 1; i <= n; i++)
+		s += square(i);	/* MARK_CALL_SQUARE */
+	return s;	/* MARK_SUM_RET */
+}
+
+__attribute__((noinline)) void *worker(void *arg)
+{
+	int v = square((int)(long)arg);	/* MARK_WORKER */
+
+	pthread_mutex_lock(&lock);
+	total += v;
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+__attribute__((noinline)) void store(int *p, int v)
+{
+	*p = v;	/* MARK_STORE */
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t th[2];
+	int s, i;
+
+	signal(SIGUSR1, on_usr1);
+	raise(SIGUSR1);	/* MARK_RAISE */
+	s = sum_squares(4);	/* MARK_MAIN_SUM */
+	for (i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, worker, (void *)(long)(i + 5));
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	printf("sum %d total %d handled %d\n", s, total, (int)handled);	/* MARK_PRINT */
+	if (argc > 1 && !strcmp(argv[1], "crash"))
+		store(NULL, s);	/* MARK_CRASH_CALL */
+	return 0;
+}
