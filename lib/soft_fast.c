@@ -541,15 +541,8 @@ static void rec_gap(struct bt_target *t, struct bt_thread *th, uint64_t from,
 		    uint64_t to, int reason)
 {
 	struct fast_thread *ft = th->bk;
-	struct bt_rec_branch r;
 
-	memset(&r, 0, sizeof(r));
-	r.from = from;
-	r.to = to;
-	r.kind = BT_BR_GAP;
-	r.gap = (uint16_t)reason;
-	bt_ring_write(th->ring, BT_REC_BRANCH, &r.from,
-		      sizeof(r) - sizeof(r.hdr));
+	bt_thread_gap(th, from, to, reason);
 	ft->acc = 0;
 }
 
@@ -1374,6 +1367,30 @@ static void step_decode(struct bt_target *t, uint64_t pc,
 	}
 }
 
+/*
+ * @th is done stepping over the int3 it lifted: put it back, unless
+ * another thread is stepping over the same one (its step would run
+ * into the int3 and take it for the program's).
+ */
+static void bp_unlift(struct bt_target *t, struct bt_thread *th)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	uint64_t addr = ft->lifted;
+	size_t i;
+
+	ft->lifted = 0;
+	if (!addr || !f || !bp_find(f, addr))
+		return;		/* or the int3 is gone meanwhile */
+	for (i = 0; i < t->nthreads; i++) {
+		const struct fast_thread *o = t->threads[i]->bk;
+
+		if (o && o->lifted == addr)
+			return;
+	}
+	mem_poke(f, addr, 0xcc);
+}
+
 /* A step of the instruction at ft->pre ended at @post: record it. */
 static void step_done(struct bt_target *t, struct bt_thread *th,
 		      const struct user_regs_struct *post)
@@ -1385,10 +1402,8 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 	struct bt_insn in;
 	int state = ft->state;
 
-	if (state == FT_STEPOVER && ft->lifted) {
-		mem_poke(f, ft->lifted, 0xcc);
-		ft->lifted = 0;
-	}
+	if (state == FT_STEPOVER)
+		bp_unlift(t, th);
 	ft->state = FT_RUN;
 	if (ft->back_native) {
 		ft->back_native = 0;
@@ -2249,6 +2264,8 @@ static void fast_thread_end(struct bt_target *t, struct bt_thread *th)
 
 	if (f && f->rec)
 		bt_rec_thread_end(f->rec, th);
+	if (th->bk)
+		bp_unlift(t, th);	/* gone in the middle of a step-over */
 	free(th->bk);
 	th->bk = NULL;
 }
