@@ -2404,13 +2404,25 @@ size_t bt_target_buffer_size(const struct bt_target *t)
 int bt_target_pc(struct bt_target *t, pid_t tid, uint64_t *pc)
 {
 	struct bt_thread *th;
+	int ret;
 
 	if (!t || !pc)
 		return bt_fail(bte_invalid, 0, "bt_target_pc(NULL)");
+	ret = bt_stopped_thread(t, tid, &th);
+	return ret < 0 ? ret : bt_thread_pc(th, pc);
+}
+
+int bt_stopped_thread(struct bt_target *t, pid_t tid, struct bt_thread **out)
+{
+	struct bt_thread *th;
+
+	if (!t)
+		return bt_fail(bte_invalid, 0, "no target");
 	th = thread_find(t, tid);
 	if (!th)
 		return bt_fail(bte_noent, 0, "no thread %d", tid);
 	if (th->state != BT_TH_STOPPED)
 		return bt_fail(bte_invalid, 0, "thread %d is not stopped", tid);
-	return bt_thread_pc(th, pc);
+	*out = th;
+	return 0;
 }

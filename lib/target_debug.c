@@ -23,22 +23,6 @@
 #include "internal.h"
 #include "target_internal.h"
 
-static int stopped_thread(struct bt_target *t, pid_t tid,
-			  struct bt_thread **out)
-{
-	struct bt_thread *th;
-
-	if (!t)
-		return bt_fail(bte_invalid, 0, "no target");
-	th = bt_thread_find(t, tid);
-	if (!th)
-		return bt_fail(bte_noent, 0, "no thread %d", tid);
-	if (th->state != BT_TH_STOPPED)
-		return bt_fail(bte_invalid, 0, "thread %d is not stopped", tid);
-	*out = th;
-	return 0;
-}
-
 static int regset_err(pid_t tid, int type, int e)
 {
 	if (e == EINVAL || e == ENODEV || e == EIO)
@@ -57,7 +41,7 @@ int bt_target_get_regset(struct bt_target *t, pid_t tid, int type, void *buf,
 
 	if (!buf || !size)
 		return bt_fail(bte_invalid, 0, "bt_target_get_regset(NULL)");
-	ret = stopped_thread(t, tid, &th);
+	ret = bt_stopped_thread(t, tid, &th);
 	if (ret < 0)
 		return ret;
 	iov.iov_base = buf;
@@ -78,7 +62,7 @@ int bt_target_set_regset(struct bt_target *t, pid_t tid, int type,
 
 	if (!buf)
 		return bt_fail(bte_invalid, 0, "bt_target_set_regset(NULL)");
-	ret = stopped_thread(t, tid, &th);
+	ret = bt_stopped_thread(t, tid, &th);
 	if (ret < 0)
 		return ret;
 	if (type == NT_PRSTATUS) {

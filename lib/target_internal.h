@@ -124,6 +124,12 @@ ssize_t bt_target_mem(struct bt_target *t, uint64_t addr, void *buf,
 ssize_t bt_thread_mem(struct bt_target *t, struct bt_thread *th,
 		      uint64_t addr, void *buf, size_t len);
 
+/*
+ * Thread @tid of @t, in a ptrace-stop, in *@out; or -bte_invalid (no
+ * target, not stopped) or -bte_noent (no such thread), with the reason.
+ */
+int bt_stopped_thread(struct bt_target *t, pid_t tid, struct bt_thread **out);
+
 /* Append a gap (enum bt_gap_reason) from @from to @to to @th's ring. */
 int bt_thread_gap(struct bt_thread *th, uint64_t from, uint64_t to,
 		  int reason);
