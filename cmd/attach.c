@@ -103,7 +103,7 @@ static void perm_reason(pid_t pid, char *buf, size_t size)
 		 uid[0] ? uid : "?", (int)geteuid());
 }
 
-void cmd_attach_error(pid_t pid, int err)
+void cmd_attach_why(pid_t pid, int err, char *out, size_t len)
 {
 	char state[64], tracer[32], why[256];
 
@@ -125,7 +125,15 @@ void cmd_attach_error(pid_t pid, int err)
 			 bt_errdetail());
 	else
 		snprintf(why, sizeof(why), "%s", bt_errstr(err));
-	fprintf(stderr, "btrace: cannot attach to %d: %s\n", pid, why);
+	snprintf(out, len, "cannot attach to %d: %s", pid, why);
+}
+
+void cmd_attach_error(pid_t pid, int err)
+{
+	char why[320];
+
+	cmd_attach_why(pid, err, why, sizeof(why));
+	fprintf(stderr, "btrace: %s\n", why);
 }
 
 int cmd_attach(int argc, char **argv)

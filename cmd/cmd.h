@@ -32,9 +32,14 @@ int cmd_gdbserver(int argc, char **argv);
 
 /* Say on stderr why bt_target_attach() of @pid failed, and the remedy. */
 void cmd_attach_error(pid_t pid, int err);
+/* The same line into @why (@len bytes), without "btrace: ". */
+void cmd_attach_why(pid_t pid, int err, char *why, size_t len);
 
 /* Say on stderr why bt_target_launch() of @prog failed; EXIT_FAIL. */
 int cmd_launch_error(const char *prog, int backend, int err);
+/* The same line into @why (@len bytes), without "btrace: ". */
+void cmd_launch_why(const char *prog, int backend, int err, char *why,
+		    size_t len);
 
 /* Options: opts.h.  Output: print.h. */
 

@@ -4,7 +4,8 @@
  * (gdbserver/gdbserver.h), so that GDB's `record btrace` works on any
  * machine.  This file only sets things up: the options, the target, the
  * connection (stdio, TCP, a unix socket) and the signal that carries
- * GDB's Ctrl-C while the target runs.
+ * GDB's Ctrl-C while the target runs; and, for extended-remote, how a
+ * process GDB runs or attaches to is made (the same trace options).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,8 +28,10 @@ struct gdbserver_args {
 	struct cmd_opts o;	/* --backend, --buffer-size, --soft-mode... */
 	const char *comm;	/* "-", HOST:PORT, unix:PATH */
 	pid_t attach;
+	int multi;		/* --multi: no process needed */
 	const char *trace_file, *core;
 	char **argv;		/* the program and its arguments */
+	int handed;		/* the server owns the process */
 };
 
 static struct gs_server *serving;
@@ -44,6 +47,12 @@ static int set_attach(struct cmd_opts *o, const char *v)
 	if (errno || *end || pid <= 0 || pid != (pid_t)pid)
 		return cmd_usage_error(o, "not a process id: '%s'", v);
 	a->attach = (pid_t)pid;
+	return 0;
+}
+
+static int set_multi(struct cmd_opts *o, const char *v)
+{
+	((struct gdbserver_args *)o->own)->multi = 1;
 	return 0;
 }
 
@@ -70,6 +79,9 @@ static const struct cmd_option gdbserver_options[] = {
 	{ "attach", 0, "PID", CMD_GDBSERVER, set_attach,
 	  "serve a running process (detach leaves it\n"
 	  "running)" },
+	{ "multi", 0, NULL, CMD_GDBSERVER, set_multi,
+	  "start with no process: GDB's `run` and `attach`\n"
+	  "(target extended-remote) make each" },
 	{ "trace", 0, "FILE", CMD_GDBSERVER, set_trace,
 	  "serve a saved trace (btrace run --save) as a\n"
 	  "stopped process, post-mortem" },
@@ -84,12 +96,14 @@ static const struct cmd_desc gdbserver_desc = {
 	.id = CMD_GDBSERVER,
 	.usage = "gdbserver [options] COMM PROGRAM [ARGS...]\n"
 		 "       btrace gdbserver [options] --attach PID COMM\n"
+		 "       btrace gdbserver [options] --multi COMM\n"
 		 "       btrace gdbserver --trace FILE [--core CORE] COMM",
 	.about = "Serve a process under branch tracing to GDB's remote protocol:\n"
 		 "GDB's own `record btrace` then works on any machine.  COMM is\n"
 		 "'-' (stdin/stdout: target remote | btrace gdbserver - prog),\n"
 		 "HOST:PORT or :PORT (TCP; loopback unless HOST says otherwise;\n"
-		 "port 0 picks one) or unix:PATH.",
+		 "port 0 picks one) or unix:PATH.  With target extended-remote\n"
+		 "GDB's run and attach start the next process after one ends.",
 	.own = gdbserver_options,
 	.in_order = 1,
 	.min_args = 1,
@@ -112,11 +126,13 @@ static int parse_args(struct gdbserver_args *a, int argc, char **argv)
 		return cmd_usage_error(o, "--core needs --trace");
 	if (a->attach && a->trace_file)
 		return cmd_usage_error(o, "--attach and --trace exclude each other");
+	if (a->multi && a->trace_file)
+		return cmd_usage_error(o, "--multi and --trace exclude each other");
 	if ((a->attach || a->trace_file) && o->nargs > 1)
 		return cmd_usage_error(o, "unexpected '%s': no program with %s",
 				       a->argv[0],
 				       a->attach ? "--attach" : "--trace");
-	if (!a->attach && !a->trace_file && o->nargs < 2)
+	if (!a->attach && !a->trace_file && !a->multi && o->nargs < 2)
 		return cmd_usage_error(o, "no program to run");
 	return -1;
 }
@@ -259,59 +275,114 @@ static int stdio_take(int *in, int *out)
 
 /* ---- the target ---- */
 
-static int target_open(struct gdbserver_args *a, struct bt_target **t,
-		       struct bt_stop *first)
+static void trace_opts(const struct gdbserver_args *a,
+		       struct bt_target_opts *topts)
 {
-	struct bt_target_opts topts = { .size = sizeof(topts) };
-	pid_t tids[1];
-	int err;
+	memset(topts, 0, sizeof(*topts));
+	topts->size = sizeof(*topts);
+	topts->backend = a->o.backend;
+	topts->buffer_size = a->o.buffer_size;
+	run_trace_apply(&a->o.trace, topts);
+}
 
-	topts.backend = a->o.backend;
-	topts.buffer_size = a->o.buffer_size;
-	run_trace_apply(&a->o.trace, &topts);
-	memset(first, 0, sizeof(*first));
-	if (a->attach) {
-		err = bt_target_attach(t, &topts, a->attach);
-		if (err) {
-			cmd_attach_error(a->attach, err);
-			return -1;
-		}
-		fprintf(stderr, "Attached; pid = %d\n", a->attach);
-	} else {
-		err = bt_target_launch(t, &topts, a->argv);
-		if (err < 0) {
-			cmd_launch_error(a->argv[0], topts.backend, err);
-			return -1;
-		}
-		fprintf(stderr, "Process %s created; pid = %d\n", a->argv[0],
-			bt_target_pid(*t));
+/* @t launched or attached: the live target GDB gets, at its first stop. */
+static int spawned(const struct bt_target_opts *topts, struct bt_target *t,
+		   struct gs_proc *p, char *why, size_t len)
+{
+	struct gs_live *live;
+	pid_t tids[1];
+
+	if (topts->backend == BT_BACKEND_AUTO)
+		run_trace_say_backend(t);
+	if (gs_live_alloc(&live, t) < 0) {
+		bt_target_free(t);
+		snprintf(why, len, "%s", bt_errstr(-bte_nomem));
+		fprintf(stderr, "btrace: %s\n", why);
+		return -bte_nomem;
 	}
-	if (topts.backend == BT_BACKEND_AUTO)
-		run_trace_say_backend(*t);
+	memset(p, 0, sizeof(*p));
+	p->ops = &gs_live_ops;
+	p->ctx = live;
 	/* GDB takes the first stop as a SIGTRAP, as from gdbserver */
-	first->reason = BT_STOP_STEP;
-	first->tid = bt_target_threads(*t, tids, 1) ? bt_target_pid(*t) : 0;
+	p->first.reason = BT_STOP_STEP;
+	p->first.tid = bt_target_threads(t, tids, 1) ? bt_target_pid(t) : 0;
 	return 0;
 }
 
-static int serve(struct gdbserver_args *a, const struct gs_target_ops *ops,
-		 void *ctx, const struct bt_stop *first, int in, int out)
+static int spawn_run(void *arg, char *const *argv, struct gs_proc *p,
+		     char *why, size_t len)
 {
+	struct bt_target_opts topts;
+	struct bt_target *t;
+	int err;
+
+	trace_opts(arg, &topts);
+	err = bt_target_launch(&t, &topts, argv);
+	if (err < 0) {
+		cmd_launch_why(argv[0], topts.backend, err, why, len);
+		fprintf(stderr, "btrace: %s\n", why);
+		return err;
+	}
+	fprintf(stderr, "Process %s created; pid = %d\n", argv[0],
+		bt_target_pid(t));
+	return spawned(&topts, t, p, why, len);
+}
+
+static int spawn_attach(void *arg, pid_t pid, struct gs_proc *p, char *why,
+			size_t len)
+{
+	struct bt_target_opts topts;
+	struct bt_target *t;
+	int err;
+
+	trace_opts(arg, &topts);
+	err = bt_target_attach(&t, &topts, pid);
+	if (err < 0) {
+		cmd_attach_why(pid, err, why, len);
+		fprintf(stderr, "btrace: %s\n", why);
+		return err;
+	}
+	fprintf(stderr, "Attached; pid = %d\n", pid);
+	return spawned(&topts, t, p, why, len);
+}
+
+/* bt_target_free() kills what it launched, lets go what it attached to. */
+static void spawn_release(void *arg, struct gs_proc *p)
+{
+	struct gs_live *live = p->ctx;
+
+	bt_target_free(gs_live_target(live));
+	gs_live_free(live);
+}
+
+/*
+ * Serve @p (ops NULL: none yet); with @sp, extended-remote is offered and
+ * the server owns the process.
+ */
+static int serve(struct gdbserver_args *a, const struct gs_proc *p,
+		 const struct gs_spawner *sp, int in, int out)
+{
+	pid_t pid;
 	int ret;
 
-	ret = gs_server_alloc(&serving, ops, ctx, in, out, first);
+	ret = gs_server_alloc(&serving, p->ops, p->ctx, in, out, &p->first);
+	if (ret == 0 && sp)
+		ret = gs_server_extend(serving, sp, a->attach ? NULL : a->argv);
 	if (ret < 0) {
 		fprintf(stderr, "btrace: %s\n", bt_errstr(ret));
+		gs_server_free(serving);
 		return EXIT_FAIL;
 	}
+	a->handed = sp != NULL;
 	input_signal(in);
 	ret = gs_serve(serving);
 	signal(SIGIO, SIG_IGN);
+	pid = gs_server_pid(serving);
 	gs_server_free(serving);
 	serving = NULL;
 	switch (ret) {
 	case GS_END_DETACHED:
-		fprintf(stderr, "Detached from process %d\n", ops->pid(ctx));
+		fprintf(stderr, "Detached from process %d\n", pid);
 		return 0;
 	case GS_END_KILLED:
 		return 0;
@@ -329,13 +400,13 @@ static int serve(struct gdbserver_args *a, const struct gs_target_ops *ops,
 }
 
 static int connect_and_serve(struct gdbserver_args *a,
-			     const struct gs_target_ops *ops, void *ctx,
-			     const struct bt_stop *first, int in, int out)
+			     const struct gs_proc *p, const struct gs_spawner *sp,
+			     int in, int out)
 {
 	int lfd = -1, fd, ret;
 
 	if (in >= 0)
-		return serve(a, ops, ctx, first, in, out);
+		return serve(a, p, sp, in, out);
 	if (!strncmp(a->comm, "unix:", 5))
 		lfd = listen_unix(a->comm + 5);
 	else
@@ -348,30 +419,35 @@ static int connect_and_serve(struct gdbserver_args *a,
 		unlink(a->comm + 5);
 	if (fd < 0)
 		return EXIT_FAIL;
-	ret = serve(a, ops, ctx, first, fd, fd);
+	ret = serve(a, p, sp, fd, fd);
 	close(fd);
 	return ret;
 }
 
+/*
+ * A launched or attached process, or none with --multi; the server owns
+ * it (through the spawner) from the start, as every later one.
+ */
 static int serve_live(struct gdbserver_args *a, int in, int out)
 {
-	struct gs_live *live = NULL;
-	struct bt_target *t = NULL;
-	struct bt_stop first;
-	int ret;
+	const struct gs_spawner sp = { spawn_run, spawn_attach, spawn_release,
+				       a };
+	struct gs_proc p = { 0 };
+	char why[1024];
+	int ret = 0;
 
-	if (target_open(a, &t, &first) < 0)
+	if (a->attach)
+		ret = spawn_attach(a, a->attach, &p, why, sizeof(why));
+	else if (a->argv[0])
+		ret = spawn_run(a, a->argv, &p, why, sizeof(why));
+	if (ret < 0)
 		return EXIT_FAIL;
-	if (gs_live_alloc(&live, t) < 0) {
-		bt_target_free(t);
-		return EXIT_FAIL;
-	}
 	/* from here on, btrace ends by its own decision only */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
-	ret = connect_and_serve(a, &gs_live_ops, live, &first, in, out);
-	gs_live_free(live);
-	bt_target_free(t);	/* detaches or kills what is left */
+	ret = connect_and_serve(a, &p, &sp, in, out);
+	if (p.ops && !a->handed)
+		spawn_release(a, &p);	/* no connection came */
 	return ret;
 }
 
@@ -397,6 +473,7 @@ static int pm_error(const char *trace, const char *core, int err)
 
 static int serve_postmortem(struct gdbserver_args *a, int in, int out)
 {
+	struct gs_proc p = { 0 };
 	struct gs_pm *pm;
 	int ret;
 
@@ -411,7 +488,10 @@ static int serve_postmortem(struct gdbserver_args *a, int in, int out)
 			"the trace of process %d\n", gs_pm_core_pid(pm),
 			gs_pm_trace_pid(pm));
 	signal(SIGPIPE, SIG_IGN);
-	ret = connect_and_serve(a, &gs_pm_ops, pm, gs_pm_stop(pm), in, out);
+	p.ops = &gs_pm_ops;
+	p.ctx = pm;
+	p.first = *gs_pm_stop(pm);
+	ret = connect_and_serve(a, &p, NULL, in, out);
 	gs_pm_free(pm);
 	return ret;
 }

@@ -65,34 +65,41 @@ static void on_interrupt(int sig)
 		kill(let_go, SIGINT);
 }
 
-int cmd_launch_error(const char *prog, int backend, int err)
+void cmd_launch_why(const char *prog, int backend, int err, char *why,
+		    size_t len)
 {
-	char why[512];
+	char probe[512];
 
 	switch (-err) {
 	case bte_noent:
-		fprintf(stderr, "btrace: cannot run '%s': program not found\n",
-			prog);
+		snprintf(why, len, "cannot run '%s': program not found", prog);
 		break;
 	case bte_perm:
-		fprintf(stderr, "btrace: cannot run '%s': not executable (permission denied)\n",
-			prog);
+		snprintf(why, len, "cannot run '%s': not executable (permission "
+			 "denied)", prog);
 		break;
 	case bte_format:
-		fprintf(stderr, "btrace: cannot run '%s': not an ELF executable\n",
-			prog);
+		snprintf(why, len, "cannot run '%s': not an ELF executable", prog);
 		break;
 	case bte_nosys:
-		why[0] = '\0';
-		bt_backend_probe(backend, why, sizeof(why));
-		fprintf(stderr, "btrace: backend '%s' is not available here%s%s\n",
-			bt_backend_name(backend), why[0] ? ": " : "", why);
+		probe[0] = '\0';
+		bt_backend_probe(backend, probe, sizeof(probe));
+		snprintf(why, len, "backend '%s' is not available here%s%s",
+			 bt_backend_name(backend), probe[0] ? ": " : "", probe);
 		break;
 	default:
-		fprintf(stderr, "btrace: cannot run '%s': %s%s%s\n", prog,
-			bt_errstr(err), bt_errdetail()[0] ? " in " : "",
-			bt_errdetail());
+		snprintf(why, len, "cannot run '%s': %s%s%s", prog,
+			 bt_errstr(err), bt_errdetail()[0] ? " in " : "",
+			 bt_errdetail());
 	}
+}
+
+int cmd_launch_error(const char *prog, int backend, int err)
+{
+	char why[1024];
+
+	cmd_launch_why(prog, backend, err, why, sizeof(why));
+	fprintf(stderr, "btrace: %s\n", why);
 	return EXIT_FAIL;
 }
 

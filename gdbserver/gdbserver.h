@@ -94,7 +94,8 @@ struct gs_target_ops {
 enum gs_end {
 	GS_END_DETACHED = 1,	/* D: the process runs on */
 	GS_END_KILLED,		/* k, vKill */
-	GS_END_EXITED,		/* the process ended; gdb went away */
+	GS_END_EXITED,		/* the process ended (or, extended, none
+				   is left); gdb went away */
 	GS_END_DISCONNECTED,	/* gdb went away; the process was let go
 				   (attached) or killed (launched) */
 };
@@ -104,12 +105,53 @@ struct gs_server;
 /*
  * A server for @ops/@ctx on a connection that reads @in and writes @out;
  * @first is the stop the process is in (the launch, the attach, the
- * saved stop).  Returns 0 or -bte_nomem.  gs_server_free() accepts NULL;
- * it closes nothing.
+ * saved stop).  @ops NULL: no process yet (extended-remote, where GDB
+ * starts one with vRun or vAttach).  Returns 0 or -bte_nomem.
+ * gs_server_free() accepts NULL; it closes nothing.
  */
 int gs_server_alloc(struct gs_server **s, const struct gs_target_ops *ops,
 		    void *ctx, int in, int out, const struct bt_stop *first);
 void gs_server_free(struct gs_server *s);
+
+/* A process the server drives: its target, and the stop it is in. */
+struct gs_proc {
+	const struct gs_target_ops *ops;
+	void *ctx;
+	struct bt_stop first;
+};
+
+/*
+ * Where extended-remote's processes come from (vRun, vAttach, R).
+ * run() starts @argv (argv[0] the program, as given), attach() attaches
+ * to @pid; each leaves the process stopped and fills @p, or returns a
+ * negative bt_error with a one-line reason in @why (no "btrace: ", for
+ * GDB's "E.reason" reply).  release() ends what the server is done with
+ * (a launched process still there is killed, an attached one let go) and
+ * frees it.  All get @arg.
+ */
+struct gs_spawner {
+	int (*run)(void *arg, char *const *argv, struct gs_proc *p, char *why,
+		   size_t len);
+	int (*attach)(void *arg, pid_t pid, struct gs_proc *p, char *why,
+		      size_t len);
+	void (*release)(void *arg, struct gs_proc *p);
+	void *arg;
+};
+
+/*
+ * Accept extended-remote ("!"): then the session outlives its process
+ * (exit, kill, detach) and GDB's run and attach make another through @sp.
+ * @argv (NULL-ended, copied; NULL: none) is the program a vRun that names
+ * none runs.  From this call on the server owns its process, the one
+ * given to gs_server_alloc() included, and hands each to @sp->release()
+ * when done with it (gs_server_free() at the latest).  @sp must outlive
+ * the server.  Returns 0 or -bte_nomem.
+ */
+int gs_server_extend(struct gs_server *s, const struct gs_spawner *sp,
+		     char *const *argv);
+
+/* The process id of the process served, or of the last one; 0: none. */
+pid_t gs_server_pid(const struct gs_server *s);
 
 /*
  * Serve until the session ends; returns an enum gs_end, or a negative
@@ -157,7 +199,9 @@ int gs_btrace_pt_xml(const struct bt_capture *cap, struct gs_buf *out);
 extern const struct gs_target_ops gs_live_ops;
 struct gs_live;
 int gs_live_alloc(struct gs_live **live, struct bt_target *t);
+/* Frees @live, not its target (the caller's). */
 void gs_live_free(struct gs_live *live);
+struct bt_target *gs_live_target(const struct gs_live *live);
 
 /*
  * The post-mortem target: trace file @trace, and core file @core (NULL:

@@ -52,6 +52,11 @@ void gs_live_free(struct gs_live *l)
 	free(l);
 }
 
+struct bt_target *gs_live_target(const struct gs_live *l)
+{
+	return l->t;
+}
+
 static pid_t live_pid(void *ctx)
 {
 	return bt_target_pid(((struct gs_live *)ctx)->t);

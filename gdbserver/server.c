@@ -35,12 +35,22 @@ static int alive(const struct gs_server *s)
 	return !s->gone && s->ops->threads;
 }
 
+pid_t gs_proc_pid(const struct gs_server *s)
+{
+	return s->ops->pid ? s->ops->pid(s->ctx) : s->last_pid;
+}
+
+pid_t gs_server_pid(const struct gs_server *s)
+{
+	return gs_proc_pid(s);
+}
+
 /* ---- thread ids ---- */
 
 void gs_put_tid(struct gs_server *s, struct gs_buf *b, pid_t tid)
 {
 	if (s->multiprocess)
-		gs_buf_addf(b, "p%x.%x", (unsigned)s->ops->pid(s->ctx),
+		gs_buf_addf(b, "p%x.%x", (unsigned)gs_proc_pid(s),
 			    (unsigned)tid);
 	else
 		gs_buf_addf(b, "%x", (unsigned)tid);
@@ -143,12 +153,11 @@ static void put_exit(struct gs_server *s)
 			    gs_signal_to_gdb(WTERMSIG(s->wstatus)));
 	else
 		gs_buf_addf(&s->reply, "W%02x", WEXITSTATUS(s->wstatus) & 0xff);
-	if (s->multiprocess)
-		gs_buf_addf(&s->reply, ";process:%x",
-			    (unsigned)s->ops->pid(s->ctx));
+	if (s->multiprocess && gs_proc_pid(s) > 0)
+		gs_buf_addf(&s->reply, ";process:%x", (unsigned)gs_proc_pid(s));
 }
 
-static void put_stop(struct gs_server *s)
+void gs_put_stop(struct gs_server *s)
 {
 	const struct bt_stop *st = &s->last;
 	pid_t tid = st->tid > 0 ? st->tid : gs_current(s);
@@ -237,13 +246,13 @@ static void run(struct gs_server *s, const struct bt_resume *r, size_t n)
 	struct bt_stop stop;
 	int ret;
 
+	if (!alive(s)) {
+		reply_err(s, ESRCH);
+		return;
+	}
 	if (!s->ops->resume) {
 		gs_buf_adds(&s->reply, "E.A saved trace does not run: replay it "
 				       "(record btrace, reverse-step, record goto).");
-		return;
-	}
-	if (!alive(s)) {
-		reply_err(s, ESRCH);
 		return;
 	}
 	s->running = 1;
@@ -258,7 +267,9 @@ static void run(struct gs_server *s, const struct bt_resume *r, size_t n)
 	s->last = stop;
 	if (stop.reason == BT_STOP_EXIT || stop.reason == BT_STOP_KILLED)
 		process_end(s);
-	put_stop(s);
+	gs_put_stop(s);
+	if (s->gone)
+		gs_proc_drop(s);	/* extended: the next run may come */
 }
 
 /*
@@ -376,31 +387,71 @@ static void cmd_step(struct gs_server *s, char *pkt)
 
 static void cmd_stop_reason(struct gs_server *s, char *pkt)
 {
-	put_stop(s);
+	gs_put_stop(s);
 }
 
 /* ---- ending ---- */
 
+/*
+ * Does the process ";<pid>" at @p (vKill, D) name differ from the one
+ * served?  None named means the one served; garbage differs.
+ */
+static int other_pid(struct gs_server *s, const char *p)
+{
+	uint64_t pid;
+
+	if (!*p)
+		return 0;
+	p += *p == ';';
+	if (!gs_parse_hex(&p, &pid) || *p)
+		return 1;
+	return pid != (uint64_t)gs_proc_pid(s);
+}
+
+/*
+ * Extended-remote goes on without the process (SIGKILL is its end, as
+ * gdbserver reports it); otherwise the session is over.
+ */
 static void cmd_kill(struct gs_server *s, char *pkt)
 {
+	if (s->extended && *pkt == 'v' && (!alive(s) || other_pid(s, pkt + 5))) {
+		reply_err(s, ESRCH);
+		return;
+	}
 	if (alive(s) && s->ops->kill)
 		s->ops->kill(s->ctx);
+	if (!s->gone)
+		s->wstatus = SIGKILL;
 	s->gone = 1;
-	s->ended = GS_END_KILLED;
 	if (*pkt == 'k')
 		s->replying = 0;	/* gdb waits for no answer to k */
 	else
 		reply_ok(s);
+	if (s->extended)
+		gs_proc_drop(s);
+	else
+		s->ended = GS_END_KILLED;
 }
 
 static void cmd_detach(struct gs_server *s, char *pkt)
 {
+	if (other_pid(s, pkt + 1)) {
+		reply_err(s, ESRCH);
+		return;
+	}
 	if (alive(s) && s->ops->detach && s->ops->detach(s->ctx) < 0) {
 		reply_err(s, EIO);
 		return;
 	}
-	s->ended = GS_END_DETACHED;
 	reply_ok(s);
+	if (!s->extended) {
+		s->ended = GS_END_DETACHED;
+		return;
+	}
+	if (!s->gone)
+		s->wstatus = 0;	/* gdbserver's "W00" after a detach */
+	s->gone = 1;
+	gs_proc_drop(s);
 }
 
 /* ---- threads ---- */
@@ -472,10 +523,16 @@ static void cmd_threads_next(struct gs_server *s, char *pkt)
 	gs_buf_adds(&s->reply, "l");
 }
 
+/* qAttached[:pid]: 1 attached, 0 launched; E01 for no such process. */
 static void cmd_attached(struct gs_server *s, char *pkt)
 {
 	int launched = s->ops->launched ? s->ops->launched(s->ctx) : 0;
+	const char *p = pkt + 9;
 
+	if (s->ops == &gs_no_proc_ops || (*p && (*p != ':' || other_pid(s, p + 1)))) {
+		reply_err(s, 1);
+		return;
+	}
 	gs_buf_adds(&s->reply, launched ? "0" : "1");
 }
 
@@ -751,6 +808,9 @@ static void cmd_supported(struct gs_server *s, char *pkt)
 {
 	int bt = s->ops->trace_formats ? s->ops->trace_formats(s->ctx) : 0;
 
+	/* no process yet: the one run or attach makes will have one of these */
+	if (s->ops == &gs_no_proc_ops && s->spawner)
+		bt = GS_BT_BTS | GS_BT_PT;
 	s->multiprocess = has_feature(pkt, "multiprocess+");
 	s->swbreak = has_feature(pkt, "swbreak+");
 	gs_buf_addf(&s->reply,
@@ -984,6 +1044,10 @@ static const struct gs_cmd commands[] = {
 	{ "vCont?", cmd_vcont_query, EXACT, "vCont actions" },
 	{ "vCont;", cmd_vcont, PREFIX, "resume threads" },
 	{ "vKill;", cmd_kill, PREFIX, "kill" },
+	{ "vRun;", gs_cmd_run, PREFIX, "extended: run a program" },
+	{ "vAttach;", gs_cmd_attach, PREFIX, "extended: attach to a process" },
+	{ "!", gs_cmd_extended, EXACT, "extended-remote on" },
+	{ "R", gs_cmd_restart, PREFIX, "extended: run the program again" },
 	{ "vFile:", cmd_hostio, PREFIX, "read the target's files" },
 	{ "g", cmd_read_regs, EXACT, "read registers" },
 	{ "G", cmd_write_regs, PREFIX, "write registers" },
@@ -1042,7 +1106,7 @@ int gs_server_handle(struct gs_server *s, char *pkt, size_t len,
 
 /* ---- the session ---- */
 
-static int check_avx(struct gs_server *s)
+int gs_check_avx(struct gs_server *s)
 {
 	struct gs_regs r;
 	pid_t tid = gs_current(s);
@@ -1057,21 +1121,20 @@ int gs_server_alloc(struct gs_server **out, const struct gs_target_ops *ops,
 		    void *ctx, int in, int fd_out, const struct bt_stop *first)
 {
 	struct gs_server *s = calloc(1, sizeof(*s));
+	struct gs_proc p = { 0 };
 
 	if (!s)
 		return -bte_nomem;
-	s->ops = ops;
-	s->ctx = ctx;
 	gs_conn_init(&s->conn, in, fd_out);
 	gs_buf_init(&s->reply);
 	gs_buf_init(&s->console);
 	gs_buf_init(&s->xfer);
 	gs_hostio_init(s);
+	p.ops = ops;
+	p.ctx = ctx;
 	if (first)
-		s->last = *first;
-	s->avx = check_avx(s);
-	if (ops->stop_signals && ops->resume)
-		ops->stop_signals(ctx, ~0ull);
+		p.first = *first;
+	gs_proc_set(s, &p);
 	*out = s;
 	return 0;
 }
@@ -1080,6 +1143,7 @@ void gs_server_free(struct gs_server *s)
 {
 	if (!s)
 		return;
+	gs_extended_release(s);
 	gs_conn_release(&s->conn);
 	gs_hostio_release(s);
 	gs_buf_release(&s->reply);

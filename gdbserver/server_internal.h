@@ -27,6 +27,12 @@ struct gs_server {
 	int ended;		/* enum gs_end once the session is over */
 	int noack_after;	/* switch acks off after this reply */
 
+	/* extended-remote: processes come and go (extended.c) */
+	const struct gs_spawner *spawner;	/* NULL: one process only */
+	char **prog;		/* what a vRun naming none runs; R */
+	int extended;		/* gdb sent ! */
+	pid_t last_pid;		/* of the process dropped */
+
 	/* what gdb said it supports */
 	int multiprocess;
 	int swbreak;
@@ -51,6 +57,9 @@ struct gs_server {
 	struct gs_buf *hostio_virt[GS_HOSTIO_FDS];	/* made-up files */
 };
 
+/* The process id of the process served (or of the last); 0: none. */
+pid_t gs_proc_pid(const struct gs_server *s);
+
 /* Append @tid as gdb writes thread ids (p<pid>.<tid> when multiprocess). */
 void gs_put_tid(struct gs_server *s, struct gs_buf *b, pid_t tid);
 
@@ -70,6 +79,28 @@ int gs_btrace_doc(struct gs_server *s, const char *annex, struct gs_buf *out);
 int gs_btrace_conf_doc(struct gs_server *s, struct gs_buf *out);
 /* A thread is gone: forget its trace state. */
 void gs_btrace_forget(struct gs_server *s);
+
+/* The target of no process (extended-remote, between processes). */
+extern const struct gs_target_ops gs_no_proc_ops;
+
+/* Does the process served have the AVX registers? */
+int gs_check_avx(struct gs_server *s);
+
+/* The stop (or the exit) reply of the process into s->reply. */
+void gs_put_stop(struct gs_server *s);
+
+/*
+ * Extended-remote (extended.c).  gs_proc_set() makes @p the process
+ * served, with its state fresh; gs_proc_drop() releases the one served
+ * (ended, killed or detached: s->gone) once it is no use.
+ */
+void gs_proc_set(struct gs_server *s, const struct gs_proc *p);
+void gs_proc_drop(struct gs_server *s);
+void gs_cmd_extended(struct gs_server *s, char *pkt);
+void gs_cmd_run(struct gs_server *s, char *pkt);
+void gs_cmd_attach(struct gs_server *s, char *pkt);
+void gs_cmd_restart(struct gs_server *s, char *pkt);
+void gs_extended_release(struct gs_server *s);
 
 /* vFile:... into s->reply; the files it opened. */
 void gs_hostio_packet(struct gs_server *s, const char *pkt);

@@ -5,6 +5,8 @@ thousand random packets.  Every packet gets an answer (an error, or the
 empty reply for what is not supported), never a crash; the stub still
 works afterwards.  Then a client that goes away in the middle of a run:
 a launched process is killed, an attached one runs on untraced.
+Extended-remote's packets (!, vRun, vAttach, R, vKill, D;pid) with bad
+programs and process ids get errors, and the stub goes on serving.
 
     gdbserver_badinput.py BTRACE TARGETS"""
 import os
@@ -36,8 +38,8 @@ def frame(payload):
 class Stub:
     """The stub over stdio; read() returns acks and packets as they come."""
 
-    def __init__(self, args):
-        self.p = subprocess.Popen([BTRACE, "gdbserver", "-"] + args,
+    def __init__(self, args, opts=()):
+        self.p = subprocess.Popen([BTRACE, "gdbserver"] + list(opts) + ["-"] + args,
                                   stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE)
@@ -131,7 +133,9 @@ def malformed(stub):
             continue
         if r and not re.fullmatch(E + rb"|OK|F-1,[0-9a-f]+|", r, re.S):
             fail("malformed %r answered %r" % (c, r[:60]))
-    for c in [b"qBogus", b"vBogus", b"R00", b"!", b"Q", b"b", b"qTStatus",
+    # R, vRun and vAttach are extended-remote's: not before "!"
+    for c in [b"qBogus", b"vBogus", b"R00", b"vRun;", b"vAttach;1", b"Q",
+              b"b", b"qTStatus",
               b"vMustReplyEmpty", b"Z2,1000,4", b"qXfer:bogus:read::0,10"]:
         expect(stub, frame(c), rb"", "unknown %r" % c)
 
@@ -272,8 +276,92 @@ def disconnects():
     t.wait()
 
 
+def hexs(text):
+    return text.encode().hex().encode()
+
+
+def stub_pid(stub):
+    m = re.fullmatch(rb"T05thread:p([0-9a-f]+)\.[0-9a-f]+;.*", stub.ask(frame(b"?")) or b"", re.S)
+    if not m:
+        fail("no stop with a process id")
+        return 0
+    return int(m.group(1), 16)
+
+
+def extended():
+    sleeper = os.path.join(TARGETS, "sleeper")
+    stub = Stub([], ["--multi"])
+    stub.send(b"+")
+    expect(stub, frame(b"qSupported:multiprocess+"), rb"PacketSize=.*;Qbtrace:bts\+.*",
+           "qSupported without a process")
+    expect(stub, frame(b"vRun;" + hexs("/no/such/prog")), rb"", "vRun before !")
+    expect(stub, frame(b"!"), rb"OK", "!")
+    expect(stub, frame(b"?"), rb"W00", "? without a process")
+    expect(stub, frame(b"qAttached"), rb"E01", "qAttached without a process")
+    expect(stub, frame(b"vKill;1"), rb"E[0-9a-f]{2}", "vKill without a process")
+    bad = [
+        (b"vRun;", rb"E\.no program to run.*", "vRun of no program"),
+        (b"vRun;" + hexs("/no/such/prog"), rb"E\.cannot run '/no/such/prog': program not found", "vRun of a missing file"),
+        (b"vRun;" + hexs("/etc/hostname"), rb"E\.cannot run .*", "vRun of a file that is not a program"),
+        (b"vRun;zz", rb"E[0-9a-f]{2}", "vRun of bad hex"),
+        (b"vRun;616", rb"E[0-9a-f]{2}", "vRun of odd hex"),
+        (b"vRun;6100;62", rb"E[0-9a-f]{2}", "vRun with a NUL inside"),
+        (b"vAttach;f423f", rb"E\.cannot attach to 999999: no such process", "vAttach of no such pid"),
+        (b"vAttach;0", rb"E[0-9a-f]{2}", "vAttach of 0"),
+        (b"vAttach;zz", rb"E[0-9a-f]{2}", "vAttach of garbage"),
+        (b"vAttach;ffffffffff", rb"E[0-9a-f]{2}", "vAttach of a huge pid"),
+    ]
+    for pkt, pat, what in bad:
+        expect(stub, frame(pkt), pat, what)
+    # a program: its first stop; a second vRun while it lives is refused
+    expect(stub, frame(b"vRun;" + hexs(sleeper)), rb"T05thread:p[0-9a-f]+\.[0-9a-f]+;.*", "vRun")
+    pid = stub_pid(stub)
+    expect(stub, frame(b"qAttached:%x" % pid), rb"0", "qAttached of a launched process")
+    expect(stub, frame(b"qAttached:%x" % (pid + 1)), rb"E01", "qAttached of another pid")
+    expect(stub, frame(b"vRun;" + hexs(sleeper)), rb"E\.already debugging process .*", "a second vRun")
+    expect(stub, frame(b"vKill;%x" % (pid + 1)), rb"E[0-9a-f]{2}", "vKill of another pid")
+    # R: the same program again, no reply; the old process is gone
+    stub.send(frame(b"R00"))
+    if stub.event() != "+":
+        fail("R not acked")
+    pid2 = stub_pid(stub)
+    if not pid2 or pid2 == pid:
+        fail("R did not start a new process (%d, %d)" % (pid, pid2))
+    time.sleep(0.2)
+    if os.path.exists("/proc/%d" % pid):
+        fail("R left the old process %d" % pid)
+    expect(stub, frame(b"vKill;%x" % pid2), rb"OK", "vKill")
+    expect(stub, frame(b"?"), rb"X09;process:%x" % pid2, "? after vKill")
+    # attach, D;pid: left running untraced; the stub serves on
+    t = subprocess.Popen([sleeper], stderr=subprocess.PIPE)
+    t.stderr.readline()
+    expect(stub, frame(b"vAttach;%x" % t.pid), rb"T05thread:p%x\..*" % t.pid, "vAttach")
+    expect(stub, frame(b"qAttached:%x" % t.pid), rb"1", "qAttached of an attached process")
+    expect(stub, frame(b"D;%x" % (t.pid + 1)), rb"E[0-9a-f]{2}", "D of another pid")
+    expect(stub, frame(b"D;%x" % t.pid), rb"OK", "D;pid")
+    time.sleep(0.1)
+    if t.poll() is not None or traced_by(t.pid) != 0:
+        fail("the detached process died or is still traced")
+    expect(stub, frame(b"qC"), rb"E[0-9a-f]{2}", "qC without a process")
+    expect(stub, frame(b"vCont;c"), rb"E[0-9a-f]{2}", "vCont without a process")
+    expect(stub, frame(b"g"), rb"E[0-9a-f]{2}", "g without a process")
+    expect(stub, frame(b"m1000,4"), rb"E[0-9a-f]{2}", "m without a process")
+    t.send_signal(signal.SIGKILL)
+    t.wait()
+    stub.p.stdin.close()
+    stub.p.wait(timeout=20)
+    err = stub.p.stderr.read()
+    for line in [b"btrace: cannot run '/no/such/prog': program not found",
+                 b"btrace: cannot attach to 999999: no such process"]:
+        if line not in err:
+            fail("stderr lacks %r: %r" % (line, err[-400:]))
+    if stub.p.returncode != 0:
+        fail("the --multi stub exited %d" % stub.p.returncode)
+
+
 session()
 disconnects()
+extended()
 if failures:
     sys.exit(1)
 print("ok")

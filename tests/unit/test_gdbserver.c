@@ -512,6 +512,127 @@ static void server_btrace_delta(void **state)
 	bt_ring_free(f.ring);
 }
 
+/* ---- extended-remote: a spawner of fake processes ---- */
+
+struct spawns {
+	struct fake f;
+	int runs, attaches, released;
+	char prog[64];
+};
+
+static int sp_run(void *arg, char *const *argv, struct gs_proc *p,
+		  char *why, size_t len)
+{
+	struct spawns *sp = arg;
+
+	if (strcmp(argv[0], "prog")) {
+		snprintf(why, len, "cannot run '%s': program not found", argv[0]);
+		return -bte_noent;
+	}
+	snprintf(sp->prog, sizeof(sp->prog), "%s %s", argv[0],
+		 argv[1] ? argv[1] : "-");
+	sp->runs++;
+	p->ops = &fake_ops;
+	p->ctx = &sp->f;
+	p->first.reason = BT_STOP_STEP;
+	p->first.tid = TID;
+	return 0;
+}
+
+static int sp_attach(void *arg, pid_t pid, struct gs_proc *p, char *why,
+		     size_t len)
+{
+	struct spawns *sp = arg;
+
+	if (pid != TID) {
+		snprintf(why, len, "cannot attach to %d: no such process", pid);
+		return -bte_noent;
+	}
+	sp->attaches++;
+	return sp_run(arg, (char *[]){ "prog", NULL }, p, why, len);
+}
+
+static void sp_release(void *arg, struct gs_proc *p)
+{
+	((struct spawns *)arg)->released++;
+}
+
+static void server_extended(void **state)
+{
+	struct spawns sp = { .f = { .pc = 0x1004 } };
+	const struct gs_spawner spawner = { sp_run, sp_attach, sp_release, &sp };
+	struct gs_server *s;
+
+	/* --multi: no process; extended only after "!" */
+	assert_int_equal(gs_server_alloc(&s, NULL, NULL, -1, -1, NULL), 0);
+	assert_int_equal(gs_server_extend(s, &spawner, NULL), 0);
+	assert_non_null(strstr(ask(s, "qSupported:multiprocess+"),
+			       "Qbtrace:bts+"));
+	assert_string_equal(ask(s, "vRun;70726f67"), "");
+	assert_string_equal(ask(s, "!"), "OK");
+	assert_string_equal(ask(s, "?"), "W00");
+	assert_string_equal(ask(s, "qAttached"), "E01");
+	assert_string_equal(ask(s, "qfThreadInfo"), "l");
+	assert_string_equal(ask(s, "vCont;c"), "E03");
+	assert_non_null(strstr(ask(s, "vRun;"), "E.no program to run"));
+	assert_string_equal(ask(s, "vRun;78"),
+			    "E.cannot run 'x': program not found");
+	assert_string_equal(ask(s, "vRun;7"), "E16");
+	/* vRun;prog;arg: the first stop */
+	assert_string_equal(ask(s, "vRun;70726f67;617267"),
+			    "T05thread:p64.64;06:0000000000000000;"
+			    "07:0000000000000000;10:0410000000000000;");
+	assert_string_equal(sp.prog, "prog arg");
+	assert_string_equal(ask(s, "qAttached:64"), "0");
+	assert_string_equal(ask(s, "qAttached:65"), "E01");
+	assert_string_equal(ask(s, "vRun;70726f67"),
+			    "E.already debugging process 100");
+	assert_string_equal(ask(s, "vKill;65"), "E03");
+	assert_string_equal(ask(s, "vKill;64"), "OK");
+	assert_int_equal(sp.released, 1);
+	assert_string_equal(ask(s, "?"), "X09;process:64");
+	/* an empty program: the last one run, with the arguments now */
+	assert_int_equal(strncmp(ask(s, "vRun;"), "T05", 3), 0);
+	assert_string_equal(sp.prog, "prog -");
+	/* R: again, no reply */
+	assert_string_equal(ask(s, "R00"), "");
+	assert_int_equal(sp.runs, 3);
+	assert_int_equal(sp.released, 2);
+	/* detach goes on without a process; attach */
+	assert_string_equal(ask(s, "D;65"), "E03");
+	assert_string_equal(ask(s, "D;64"), "OK");
+	assert_int_equal(sp.released, 3);
+	assert_string_equal(ask(s, "?"), "W00;process:64");
+	assert_string_equal(ask(s, "vAttach;65"),
+			    "E.cannot attach to 101: no such process");
+	assert_int_equal(strncmp(ask(s, "vAttach;64"), "T05", 3), 0);
+	assert_int_equal(sp.attaches, 1);
+	gs_server_free(s);
+	assert_int_equal(sp.released, 4);
+}
+
+/* Without "!" the session ends with its process, which it keeps. */
+static void server_not_extended(void **state)
+{
+	struct spawns sp = { .f = { .pc = 0x1004 } };
+	const struct gs_spawner spawner = { sp_run, sp_attach, sp_release, &sp };
+	struct bt_stop first = { .reason = BT_STOP_STEP, .tid = TID };
+	char *argv[] = { "prog", NULL };
+	const struct gs_buf *reply;
+	struct gs_server *s;
+	char pkt[] = "vKill;64";
+
+	assert_int_equal(gs_server_alloc(&s, &fake_ops, &sp.f, -1, -1, &first), 0);
+	assert_int_equal(gs_server_extend(s, &spawner, argv), 0);
+	assert_string_equal(ask(s, "R00"), "");
+	assert_string_equal(ask(s, "vAttach;64"), "");
+	assert_int_equal(sp.runs, 0);
+	assert_int_equal(gs_server_handle(s, pkt, strlen(pkt), &reply), 1);
+	assert_int_equal(sp.released, 0);
+	gs_server_free(s);
+	assert_int_equal(sp.released, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -529,6 +650,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(server_vcont, setup, teardown),
 		cmocka_unit_test_setup_teardown(server_btrace, setup, teardown),
 		cmocka_unit_test(server_btrace_delta),
+		cmocka_unit_test(server_extended),
+		cmocka_unit_test(server_not_extended),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
