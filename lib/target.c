@@ -2007,6 +2007,20 @@ static void settle_breaks(struct bt_target *t)
 }
 
 /*
+ * The signal @th gets as it is let go: the one it was stopped for, but
+ * for a trap of the kernel's single-stepping (TRAP_TRACE, or TRAP_BRKPT
+ * after a stepped system call): only a tracer steps, so it is btrace's,
+ * even where no backend claimed it (a step the stop-all cut short).
+ */
+static int let_go_signal(const struct bt_thread *th)
+{
+	if (th->sig == SIGTRAP && th->why == BT_TS_SIGNAL &&
+	    (th->si.si_code == TRAP_TRACE || th->si.si_code == TRAP_BRKPT))
+		return 0;
+	return th->sig;
+}
+
+/*
  * Detach every stopped thread, each with the signal it was stopped for:
  * a pending signal is delivered as it would have been.  Group-stopped
  * threads stay stopped: the program was stopped.
@@ -2025,9 +2039,10 @@ static int detach_all(struct bt_target *t)
 		for (i = 0; i < t->nthreads; i++) {
 			struct bt_thread *th = t->threads[i];
 
-			if (th->state != BT_TH_STOPPED || !th->sig != !pass)
+			if (th->state != BT_TH_STOPPED ||
+			    !let_go_signal(th) != !pass)
 				continue;
-			r = detach_quiet(th, th->sig);
+			r = detach_quiet(th, let_go_signal(th));
 			if (r < 0 && !ret)
 				ret = r;
 			/* Not ours any more: never waited for (its parent's). */
