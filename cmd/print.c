@@ -356,16 +356,17 @@ static void text_branches(FILE *out, const struct print_thread *th,
 	free(rows);
 }
 
-/* Instructions as they come, in the fixed columns. */
-struct insn_text {
+/* Where instructions go as they come (text or JSON), and how many went. */
+struct insn_out {
 	FILE *out;
 	const struct print_ctx *pc;
 	size_t n;
 };
 
+/* Instructions as they come, in the fixed columns. */
 static int insn_text_row(uint64_t addr, int gap, void *ctx)
 {
-	struct insn_text *it = ctx;
+	struct insn_out *it = ctx;
 
 	insn_row(it->out, it->pc, 2, addr, gap);
 	it->n++;
@@ -375,7 +376,7 @@ static int insn_text_row(uint64_t addr, int gap, void *ctx)
 static void text_insns(FILE *out, const struct print_thread *th,
 		       const struct print_ctx *pc)
 {
-	struct insn_text it = { out, pc, 0 };
+	struct insn_out it = { out, pc, 0 };
 	int ret = th->insns ? th->insns(th->insns_ctx, insn_text_row, &it)
 			    : 0;
 
@@ -767,15 +768,9 @@ static void json_branches(FILE *out, const struct print_thread *th,
 	json_end(out, end - first);
 }
 
-struct insn_json {
-	FILE *out;
-	const struct print_ctx *pc;
-	size_t n;
-};
-
 static int json_insn(uint64_t addr, int gap, void *ctx)
 {
-	struct insn_json *ij = ctx;
+	struct insn_out *ij = ctx;
 	struct addr_desc d;
 
 	json_sep(ij->out, ij->n++);
@@ -797,7 +792,7 @@ static int json_insn(uint64_t addr, int gap, void *ctx)
 static void json_insns(FILE *out, const struct print_thread *th,
 		       const struct print_ctx *pc)
 {
-	struct insn_json ij = { out, pc, 0 };
+	struct insn_out ij = { out, pc, 0 };
 	int ret = 0;
 
 	fputs(", \"insns\": [", out);
