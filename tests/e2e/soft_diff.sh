@@ -18,7 +18,7 @@ for prog in "$TARGETS"/*; do
 	name=$(basename "$prog")
 	opt=
 	case $name in
-	*thread*) opt=-t ;;
+	*thread*|gdbsrv_dyn) opt=-t ;;	# threads
 	cap_*|attach_*|sess_*)	# clocks, threads, input: not repeatable
 		echo "skip $name: a timing-dependent program for attach tests"
 		continue ;;

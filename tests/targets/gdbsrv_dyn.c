@@ -3,17 +3,21 @@
  * For btrace gdbserver under GDB: a PIE with the shared C library and
  * libpthread, a signal with a handler, two threads, calls to step into and
  * over, and (with "crash") a store through NULL.  Tests refer to the lines
- * by the markers in the comments (grep -n), not by number.
+ * by the markers in the comments (grep -n), not by number.  Main waits for
+ * a byte from each worker rather than for its end (pthread_join): whether
+ * a thread has ended by then is timing, and so would be main's path, which
+ * soft_diff compares branch for branch.
  *	gdbsrv_dyn [crash]
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t handled;
 static int total;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int done[2];	/* a pipe: one byte from each worker */
 
 static void on_usr1(int sig)
 {
@@ -40,9 +44,9 @@ __attribute__((noinline)) void *worker(void *arg)
 {
 	int v = square((int)(long)arg);	/* MARK_WORKER */
 
-	pthread_mutex_lock(&lock);
-	total += v;
-	pthread_mutex_unlock(&lock);
+	__atomic_fetch_add(&total, v, __ATOMIC_SEQ_CST);	/* no lock to wait on */
+	if (write(done[1], "", 1) != 1)
+		_exit(2);
 	return NULL;
 }
 
@@ -55,14 +59,18 @@ int main(int argc, char **argv)
 {
 	pthread_t th[2];
 	int s, i;
+	char c;
 
+	if (pipe(done))
+		return 2;
 	signal(SIGUSR1, on_usr1);
 	raise(SIGUSR1);	/* MARK_RAISE */
 	s = sum_squares(4);	/* MARK_MAIN_SUM */
 	for (i = 0; i < 2; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(long)(i + 5));
 	for (i = 0; i < 2; i++)
-		pthread_join(th[i], NULL);
+		if (read(done[0], &c, 1) != 1)
+			return 2;
 	printf("sum %d total %d handled %d\n", s, total, (int)handled);	/* MARK_PRINT */
 	if (argc > 1 && !strcmp(argv[1], "crash"))
 		store(NULL, s);	/* MARK_CRASH_CALL */
