@@ -61,6 +61,11 @@ struct gs_target_ops {
 	/* The auxiliary vector, the executable's path: appended to @out. */
 	int (*auxv)(void *ctx, struct gs_buf *out);
 	int (*exe)(void *ctx, struct gs_buf *out);
+	/*
+	 * The siginfo_t of the signal thread @tid stopped with, appended to
+	 * @out (qXfer:siginfo:read); < 0 if it has none.
+	 */
+	int (*siginfo)(void *ctx, pid_t tid, struct gs_buf *out);
 	/* Thread name (/proc/PID/task/TID/comm) into @out, or < 0. */
 	int (*thread_name)(void *ctx, pid_t tid, struct gs_buf *out);
 

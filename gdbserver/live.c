@@ -255,6 +255,16 @@ static int proc_file(struct gs_live *l, const char *name, struct gs_buf *out)
 	return n < 0 ? -bte_io : 0;
 }
 
+static int live_siginfo(void *ctx, pid_t tid, struct gs_buf *out)
+{
+	siginfo_t si;
+
+	if (bt_target_siginfo(((struct gs_live *)ctx)->t, tid, &si) < 0)
+		return -1;
+	gs_buf_add(out, &si, sizeof(si));
+	return 0;
+}
+
 static int live_auxv(void *ctx, struct gs_buf *out)
 {
 	return proc_file(ctx, "auxv", out);
@@ -333,6 +343,7 @@ const struct gs_target_ops gs_live_ops = {
 	.detach = live_detach,
 	.finish = live_finish,
 	.auxv = live_auxv,
+	.siginfo = live_siginfo,
 	.exe = live_exe,
 	.thread_name = live_thread_name,
 	.trace_formats = live_trace_formats,

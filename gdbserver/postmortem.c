@@ -39,6 +39,8 @@ struct gs_pm {
 	size_t nload;
 	const uint8_t *auxv;
 	size_t auxv_size;
+	const uint8_t *siginfo;	/* NT_SIGINFO: the dumping thread's */
+	pid_t siginfo_tid;
 	pid_t core_pid;
 	struct pm_thread *threads;
 	size_t nthreads;
@@ -124,6 +126,12 @@ static int core_note(struct gs_pm *pm, uint32_t type, const uint8_t *desc,
 	case NT_AUXV:
 		pm->auxv = desc;
 		pm->auxv_size = size;
+		return 0;
+	case NT_SIGINFO:	/* after the dumping thread's NT_PRSTATUS */
+		if (*th && !pm->siginfo && size >= sizeof(siginfo_t)) {
+			pm->siginfo = desc;
+			pm->siginfo_tid = (*th)->tid;
+		}
 		return 0;
 	default:
 		return 0;
@@ -364,6 +372,16 @@ static ssize_t pm_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 static int auxv_made_up(struct gs_pm *pm, struct gs_buf *out);
 
+static int pm_siginfo(void *ctx, pid_t tid, struct gs_buf *out)
+{
+	struct gs_pm *pm = ctx;
+
+	if (!pm->siginfo || tid != pm->siginfo_tid)
+		return -1;
+	gs_buf_add(out, pm->siginfo, sizeof(siginfo_t));
+	return 0;
+}
+
 static int pm_auxv(void *ctx, struct gs_buf *out)
 {
 	struct gs_pm *pm = ctx;
@@ -590,6 +608,7 @@ const struct gs_target_ops gs_pm_ops = {
 	.get_regs = pm_get_regs,
 	.read = pm_read,
 	.auxv = pm_auxv,
+	.siginfo = pm_siginfo,
 	.exe = pm_exe,
 	.trace_formats = pm_trace_formats,
 	.trace_read = pm_trace_read,

@@ -180,6 +180,11 @@ void gs_put_stop(struct gs_server *s)
 	default:
 		sig = SIGTRAP;
 	}
+	/*
+	 * The thread of a stop reply is the general thread from now on:
+	 * GDB assumes so (it sends no Hg for it), as gdbserver does it.
+	 */
+	s->gthread = tid;
 	gs_buf_addf(&s->reply, "T%02xthread:", gs_signal_to_gdb(sig));
 	gs_put_tid(s, &s->reply, tid);
 	gs_buf_adds(&s->reply, ";");
@@ -816,7 +821,7 @@ static void cmd_supported(struct gs_server *s, char *pkt)
 	gs_buf_addf(&s->reply,
 		    "PacketSize=%x;QStartNoAckMode+;QPassSignals+;"
 		    "QProgramSignals+;qXfer:features:read+;"
-		    "qXfer:threads:read+;qXfer:auxv:read+;"
+		    "qXfer:threads:read+;qXfer:auxv:read+;qXfer:siginfo:read+;"
 		    "qXfer:exec-file:read+;qXfer:libraries-svr4:read+;"
 		    "vContSupported+;QThreadEvents+",
 		    GS_PACKET_MAX);
@@ -1026,7 +1031,7 @@ struct gs_cmd {
 static const struct gs_cmd commands[] = {
 	{ "?", cmd_stop_reason, EXACT, "why the target stopped" },
 	{ "qSupported", cmd_supported, PREFIX, "features" },
-	{ "qXfer:", cmd_xfer, PREFIX, "objects: features, threads, auxv, "
+	{ "qXfer:", cmd_xfer, PREFIX, "objects: features, threads, auxv, siginfo, "
 	  "exec-file, libraries-svr4, btrace, btrace-conf" },
 	{ "qC", cmd_current, EXACT, "the current thread" },
 	{ "qAttached", cmd_attached, PREFIX, "attached or launched" },

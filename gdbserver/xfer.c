@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The documents of qXfer:...:read: the target description, the threads,
- * the auxiliary vector, the executable, the shared libraries (read from
- * the dynamic linker's r_debug list in the target's memory, as gdbserver
- * does) and the branch trace (btrace.c).
+ * the auxiliary vector, the stop's siginfo, the executable, the shared
+ * libraries (read from the dynamic linker's r_debug list in the target's
+ * memory, as gdbserver does) and the branch trace (btrace.c).
  */
 #include <elf.h>
 #include <errno.h>
@@ -72,6 +72,21 @@ static int doc_threads(struct gs_server *s, struct gs_buf *out)
 static int doc_exec_file(struct gs_server *s, struct gs_buf *out)
 {
 	if (!s->ops->exe || s->ops->exe(s->ctx, out) < 0) {
+		gs_buf_reset(out);
+		gs_buf_adds(out, "E01");
+		return -bte_noent;
+	}
+	return 0;
+}
+
+/* The current thread's (Hg) signal: no annex. */
+static int doc_siginfo(struct gs_server *s, const char *annex,
+		       struct gs_buf *out)
+{
+	pid_t tid = s->gthread > 0 ? s->gthread : gs_current(s);
+
+	if (*annex || s->gone || !s->ops->siginfo ||
+	    s->ops->siginfo(s->ctx, tid, out) < 0) {
 		gs_buf_reset(out);
 		gs_buf_adds(out, "E01");
 		return -bte_noent;
@@ -220,6 +235,8 @@ int gs_xfer_doc(struct gs_server *s, const char *object, const char *annex,
 		return doc_threads(s, out);
 	if (!strcmp(object, "auxv"))
 		return doc_auxv(s, out);
+	if (!strcmp(object, "siginfo"))
+		return doc_siginfo(s, annex, out);
 	if (!strcmp(object, "exec-file"))
 		return doc_exec_file(s, out);
 	if (!strcmp(object, "libraries-svr4")) {

@@ -90,6 +90,22 @@ int bt_target_set_regset(struct bt_target *t, pid_t tid, int type,
 }
 
 /* btrace's int3s stay in over the new bytes; their originals change. */
+int bt_target_siginfo(struct bt_target *t, pid_t tid, siginfo_t *si)
+{
+	struct bt_thread *th;
+	int ret;
+
+	if (!si)
+		return bt_fail(bte_invalid, 0, "bt_target_siginfo(NULL)");
+	ret = bt_stopped_thread(t, tid, &th);
+	if (ret < 0)
+		return ret;
+	if (!th->sig)
+		return bt_fail(bte_noent, 0, "thread %d holds no signal", tid);
+	*si = th->si;
+	return 0;
+}
+
 static void keep_breaks(struct bt_target *t, uint64_t addr, uint8_t *buf,
 			size_t len)
 {

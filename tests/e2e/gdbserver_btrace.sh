@@ -89,7 +89,7 @@ gsgdb "$work/crash.out" "$GS_PROG crash" -ex "handle SIGUSR1 nostop noprint" \
 	-ex 'echo @@BACK\n' -ex reverse-step -ex reverse-step -ex 'echo @@END\n' \
 	-ex kill
 gdb_clean "$work/crash.out"
-expect "$work/crash.out" "^Program received signal SIGSEGV, Segmentation fault" "no SIGSEGV while recording"
+expect "$work/crash.out" "^(Program|Thread 1 .*) received signal SIGSEGV, Segmentation fault" "no SIGSEGV while recording"
 section "$work/crash.out" CALLS | awk -F'\t' '{ print $2 }' >"$work/gdb.calls"
 [ "$(tail -n 2 "$work/gdb.calls" | tr '\n' ' ')" = "main store " ] ||
 	{ cat "$work/gdb.calls"; fail "the call history does not end with main calling store"; }

@@ -72,7 +72,8 @@ no_leftovers "$GS_PROG"
 gsgdb "$work/crash.out" "$GS_PROG crash" -ex "handle SIGUSR1 nostop noprint" \
 	-ex continue -ex "bt" -ex 'p $_siginfo.si_signo' -ex continue
 gdb_clean "$work/crash.out"
-expect "$work/crash.out" "^Program received signal SIGSEGV, Segmentation fault" "no SIGSEGV"
+expect "$work/crash.out" "^(Program|Thread 1 .*) received signal SIGSEGV, Segmentation fault" "no SIGSEGV"
+expect "$work/crash.out" '^\$1 = 11$' "p \$_siginfo.si_signo: not SIGSEGV"
 expect "$work/crash.out" "store \(p=0x0, v=30\) at .*gdbsrv_dyn.c:$STORE" "not stopped in store"
 expect "$work/crash.out" "^Program terminated with signal SIGSEGV, Segmentation fault" "the process did not die of it"
 no_leftovers "$GS_PROG"

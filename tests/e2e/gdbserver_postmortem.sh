@@ -67,6 +67,7 @@ if [ -n "$core" ]; then
 	expect "$work/core.out" "^rip +0x[0-9a-f]+ +0x[0-9a-f]+ <store\+[0-9]+>" "core: rip"
 	expect "$work/core.out" "^=> 0x[0-9a-f]+ <store\+[0-9]+>:"$'\t'"mov +%edx,\(%rax\)" "core: x/i at the fault"
 	expect "$work/core.out" '^\$1 = 30$' "core: p v"
+	expect "$work/core.out" '^\$2 = \{si_signo = 11, si_errno = 0, si_code = 1,' "core: p \$_siginfo"
 	expect "$work/core.out" "/libc.so.6$" "core: no C library"
 	replay_checks "$work/core.out" "core"
 else

@@ -223,9 +223,12 @@ static void pt_xml(void **state)
 /* ---- the server over a fake target ---- */
 
 #define TID 100
+#define TID2 200	/* a second thread, where a test wants one */
 
 struct fake {
 	struct bt_ring *ring;
+	int two;		/* TID2 exists too */
+	pid_t stop_tid;		/* the thread resume() stops, 0: TID */
 	uint64_t pc;
 	uint8_t mem[256];	/* at 0x1000 */
 	int resumed;
@@ -238,16 +241,20 @@ static int f_launched(void *ctx) { return 1; }
 
 static size_t f_threads(void *ctx, pid_t *tids, size_t max)
 {
+	struct fake *f = ctx;
+
 	if (max)
 		tids[0] = TID;
-	return 1;
+	if (f->two && max > 1)
+		tids[1] = TID2;
+	return f->two ? 2 : 1;
 }
 
 static int f_get_regs(void *ctx, pid_t tid, struct gs_regs *r)
 {
 	struct fake *f = ctx;
 
-	if (tid != TID)
+	if (tid != TID && (tid != TID2 || !f->two))
 		return -bte_noent;
 	memset(r, 0, sizeof(*r));
 	r->gp.rip = f->pc;
@@ -295,7 +302,22 @@ static int f_resume(void *ctx, const struct bt_resume *r, size_t n,
 	memset(stop, 0, sizeof(*stop));
 	stop->reason = BT_STOP_SIGNAL;
 	stop->signal = SIGUSR1;
-	stop->tid = TID;
+	stop->tid = f->stop_tid ? f->stop_tid : TID;
+	return 0;
+}
+
+/* The siginfo of the signal resume() stopped with: its thread's only. */
+static int f_siginfo(void *ctx, pid_t tid, struct gs_buf *out)
+{
+	struct fake *f = ctx;
+	siginfo_t si;
+
+	if (!f->resumed || tid != (f->stop_tid ? f->stop_tid : TID))
+		return -1;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGUSR1;
+	si.si_code = SI_TKILL;
+	gs_buf_add(out, &si, sizeof(si));
 	return 0;
 }
 
@@ -333,6 +355,7 @@ static const struct gs_target_ops fake_ops = {
 	.get_regs = f_get_regs, .set_regs = f_set_regs, .read = f_read,
 	.write = f_write, .resume = f_resume, .trace_formats = f_formats,
 	.trace_read = f_trace_read, .trace_size = f_size,
+	.siginfo = f_siginfo,
 };
 
 static void branch(struct fake *f, uint64_t from, uint64_t to, int kind)
@@ -443,6 +466,38 @@ static void server_vcont(void **state)
 	assert_string_equal(ask(s, "vCont;x"), "E16");
 	assert_string_equal(ask(s, "vCont;C1e:p64.64;C999"), "E16");
 	assert_string_equal(ask(s, "vCont"), "");
+}
+
+/*
+ * The thread of a stop reply becomes the general thread (GDB sends no Hg
+ * for it): what a later packet about "the current thread" means --
+ * registers, siginfo, the branch trace.
+ */
+static void server_stop_thread(void **state)
+{
+	struct fixture *x = *state;
+	struct gs_server *s = x->s;
+	const char *r;
+
+	x->f.two = 1;
+	assert_string_equal(ask(s, "qfThreadInfo"), "m64,c8");
+	assert_string_equal(ask(s, "qXfer:siginfo:read::0,200"), "E01");
+	assert_string_equal(ask(s, "Hgc8"), "OK");
+	assert_string_equal(ask(s, "qC"), "QCc8");
+	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");	/* for c8 */
+	r = ask(s, "vCont;c");
+	assert_memory_equal(r, "T1ethread:64;", 13);	/* SIGUSR1 */
+	assert_string_equal(ask(s, "qC"), "QC64");
+	/* 64's trace: never enabled (c8's was) */
+	assert_string_equal(ask(s, "qXfer:btrace:read:all:0,1000"),
+			    "E.Btrace not enabled.");
+	r = ask(s, "qXfer:siginfo:read::0,200");
+	assert_int_equal(r[0], 'l');
+	assert_int_equal(r[1], SIGUSR1);	/* si_signo, then zeroes */
+	assert_string_equal(ask(s, "qXfer:siginfo:read:x:0,200"), "E01");
+	assert_string_equal(ask(s, "Hgc8"), "OK");
+	assert_string_equal(ask(s, "qXfer:siginfo:read::0,200"), "E01");
+	assert_non_null(strstr(ask(s, "qSupported"), "qXfer:siginfo:read+"));
 }
 
 static void server_btrace(void **state)
@@ -648,6 +703,8 @@ int main(void)
 		cmocka_unit_test(pt_xml),
 		cmocka_unit_test_setup_teardown(server_basics, setup, teardown),
 		cmocka_unit_test_setup_teardown(server_vcont, setup, teardown),
+		cmocka_unit_test_setup_teardown(server_stop_thread, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(server_btrace, setup, teardown),
 		cmocka_unit_test(server_btrace_delta),
 		cmocka_unit_test(server_extended),

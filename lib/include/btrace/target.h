@@ -3,6 +3,7 @@
 #define BTRACE_TARGET_H
 
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -259,6 +260,14 @@ int bt_target_get_regset(struct bt_target *target, pid_t tid, int type,
  */
 int bt_target_set_regset(struct bt_target *target, pid_t tid, int type,
 			 const void *buf, size_t size);
+
+/*
+ * The siginfo of the signal stopped thread @tid holds, the one it gets
+ * when resumed (as PTRACE_GETSIGINFO gives it at a signal-delivery-stop),
+ * into *@si.  Returns 0; -bte_noent (no such thread, or it holds no
+ * signal), -bte_invalid (not stopped).
+ */
+int bt_target_siginfo(struct bt_target *target, pid_t tid, siginfo_t *si);
 
 /*
  * Write @len bytes at @addr of the stopped target's memory, as the
