@@ -37,22 +37,6 @@ struct sample {
 	long rss_kib;
 };
 
-/* The last @size bytes of the tile repeated, ending at a tile's end. */
-static uint8_t *repeat(const struct ps_stream *tile, size_t size)
-{
-	uint8_t *buf = malloc(size);
-	size_t off = size, n;
-
-	if (!buf)
-		return NULL;
-	while (off) {
-		n = off < tile->size ? off : tile->size;
-		memcpy(buf + off - n, tile->buf + tile->size - n, n);
-		off -= n;
-	}
-	return buf;
-}
-
 static int write_file(const char *path, const void *buf, size_t size)
 {
 	FILE *f = fopen(path, "wb");
@@ -141,7 +125,7 @@ static int bench(const char *btrace, const char *dir, const char *codebin,
 	snprintf(raw, sizeof(raw), "%s:%#llx", codebin,
 		 (unsigned long long)BASE);
 	for (i = 0; i < NSIZES && !err; i++) {
-		uint8_t *data = repeat(tile, sizes[i]);
+		uint8_t *data = ps_repeat(tile, sizes[i]);
 		char *dargv[] = { (char *)btrace, "decode", "--pt", pt,
 				  "--raw", raw, "--last", "1000", NULL };
 		char *sargv[] = { (char *)btrace, "show", "--last", "1000",

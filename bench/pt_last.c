@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "btrace/btrace.h"
 #include "decode_internal.h"
 #include "image_internal.h"
@@ -26,30 +27,6 @@
 #define BASE 0x400000ull
 #define LAST 1000
 #define MIB (1ull << 20)
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* The last @size bytes of the tile repeated, ending at a tile's end. */
-static uint8_t *repeat(const struct ps_stream *tile, size_t size)
-{
-	uint8_t *buf = malloc(size);
-	size_t off = size, n;
-
-	if (!buf)
-		return NULL;
-	while (off) {
-		n = off < tile->size ? off : tile->size;
-		memcpy(buf + off - n, tile->buf + tile->size - n, n);
-		off -= n;
-	}
-	return buf;
-}
 
 static double time_last(struct bt_capture *cap, struct bt_image *image,
 			size_t *count)
@@ -60,11 +37,11 @@ static double time_last(struct bt_capture *cap, struct bt_image *image,
 
 	for (i = 0; i < 7; i++) {
 		struct bt_history h = { 0 };
-		double t = now();
+		double t = bench_now();
 
 		if (bt_decode_pt(cap, &opts, &h) < 0)
 			return -1;
-		t = now() - t;
+		t = bench_now() - t;
 		best = t < best ? t : best;
 		*count = h.count;
 		free(h.branch);
@@ -77,11 +54,11 @@ static double time_full(struct bt_capture *cap, struct bt_image *image,
 {
 	struct bt_decode_opts opts = { sizeof(opts), LAST, image };
 	struct bt_history h = { 0 };
-	double t = now();
+	double t = bench_now();
 
 	if (bt_decode_pt_full(cap, &opts, &h) < 0)
 		return -1;
-	t = now() - t;
+	t = bench_now() - t;
 	*count = h.count;
 	free(h.branch);
 	return t;
@@ -93,7 +70,7 @@ static double time_bare(struct bt_capture *cap, struct bt_image *image,
 {
 	struct pt_block_decoder *dec;
 	struct pt_config cfg;
-	double t = now();
+	double t = bench_now();
 	int status;
 
 	pt_config_init(&cfg);
@@ -120,7 +97,7 @@ static double time_bare(struct bt_capture *cap, struct bt_image *image,
 		*blocks += 1;
 	}
 	pt_blk_free_decoder(dec);
-	return now() - t;
+	return bench_now() - t;
 }
 
 int main(void)
@@ -150,7 +127,7 @@ int main(void)
 	       "bytes/branch), PSB every %zu bytes\n", n, tile.size,
 	       (double)tile.size / n, po.psb_period);
 	for (i = 0; i < 3; i++) {
-		cap.data = repeat(&tile, sizes[i]);
+		cap.data = ps_repeat(&tile, sizes[i]);
 		cap.size = sizes[i];
 		if (!cap.data)
 			return 1;

@@ -865,6 +865,21 @@ void ps_stream_release(struct ps_stream *s)
 	memset(s, 0, sizeof(*s));
 }
 
+uint8_t *ps_repeat(const struct ps_stream *tile, size_t size)
+{
+	uint8_t *buf = malloc(size);
+	size_t off = size, n;
+
+	if (!buf)
+		return NULL;
+	while (off) {
+		n = off < tile->size ? off : tile->size;
+		memcpy(buf + off - n, tile->buf + tile->size - n, n);
+		off -= n;
+	}
+	return buf;
+}
+
 uint8_t *ps_aux_ring(const struct ps_stream *s, size_t ring, size_t start)
 {
 	uint8_t *buf = calloc(1, ring ? ring : 1), *out;

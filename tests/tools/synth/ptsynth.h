@@ -113,6 +113,12 @@ size_t ps_pt_visible(const struct bt_branch *br, size_t n);
  */
 uint8_t *ps_aux_ring(const struct ps_stream *s, size_t ring, size_t start);
 
+/*
+ * A buffer of @size bytes: the last @size bytes of @tile repeated, ending
+ * at a tile's end (malloc'ed; NULL without memory).
+ */
+uint8_t *ps_repeat(const struct ps_stream *tile, size_t size);
+
 /* The first entry the decoder can see in the last @ring bytes of @s. */
 size_t ps_first_visible(const struct ps_stream *s, size_t ring);
 
