@@ -690,11 +690,18 @@ static int on_stopped(struct bt_target *t, struct bt_thread *th, int status,
 			return step_done(t, th, quiet, stop);
 		return quiet ? 0 : 2;
 	}
-	/* a backend that leaves single-step traps alone: the kernel's own */
-	if (sig == SIGTRAP && th->stepping && !t->ops->trap &&
+	/*
+	 * A trap of the kernel's single-stepping no backend claimed: a step
+	 * of btrace's (only a tracer steps), the backend's own that the
+	 * stop-all cut short, or one where the backend leaves such traps
+	 * alone.  Never the program's signal (as let_go_signal()).
+	 */
+	if (sig == SIGTRAP &&
 	    (th->si.si_code == TRAP_TRACE || th->si.si_code == TRAP_BRKPT)) {
 		th->why = BT_TS_TRAP;
-		return step_done(t, th, quiet, stop);
+		if (th->stepping)
+			return step_done(t, th, quiet, stop);
+		return quiet ? 0 : 2;
 	}
 	if (t->ops->signalled && t->ops->signalled(t, th)) {
 		th->why = BT_TS_TRAP;	/* the backend's own fault, handled */
