@@ -65,7 +65,7 @@ static struct bt_thread *thread_find(const struct bt_target *t, pid_t tid)
 }
 
 /* Any thread with @tid, the exited ones too (their rings stay). */
-static struct bt_thread *thread_find_any(const struct bt_target *t, pid_t tid)
+struct bt_thread *bt_thread_find_any(const struct bt_target *t, pid_t tid)
 {
 	struct bt_thread *th = thread_find(t, tid);
 	size_t i;
@@ -535,7 +535,7 @@ static int on_new_thread(struct bt_target *t, pid_t tid)
 	 * end before its parent's clone event is read.  (A later thread
 	 * that reuses the tid is added by its own first stop, on_wait.)
 	 */
-	if (thread_find_any(t, tid))
+	if (bt_thread_find_any(t, tid))
 		return 0;
 	ret = thread_add(t, tid, BT_TH_RUNNING, &th);
 	if (ret < 0)
@@ -2355,27 +2355,34 @@ int bt_target_capture(struct bt_target *t, pid_t tid, struct bt_capture *cap)
 {
 	struct bt_ring_view view;
 	struct bt_thread *th;
-	int ret;
 
 	if (!t || !cap)
 		return bt_fail(bte_invalid, 0, "bt_target_capture(NULL)");
 	memset(cap, 0, sizeof(*cap));
-	th = thread_find_any(t, tid);
+	th = bt_thread_find_any(t, tid);
 	if (!th)
 		return bt_fail(bte_noent, 0, "no thread %d", tid);
 	if (t->ops->capture)
 		return t->ops->capture(t, th, cap);
-	cap->format = BT_FMT_SOFT;
-	cap->tid = tid;
-	bt_cpu_read(&cap->cpu);
 	bt_ring_view_init(&view, th->ring);
-	ret = bt_ring_copy(&view, &cap->data, &cap->size);
+	return bt_thread_ring_capture(th, &view, cap);
+}
+
+int bt_thread_ring_capture(struct bt_thread *th, struct bt_ring_view *view,
+			   struct bt_capture *cap)
+{
+	int ret;
+
+	cap->format = BT_FMT_SOFT;
+	cap->tid = th->tid;
+	bt_cpu_read(&cap->cpu);
+	ret = bt_ring_copy(view, &cap->data, &cap->size);
 	cap->lost = bt_ring_lost_records(th->ring);
-	if (ret == -bte_corrupt || ret == -bte_torn)
-		cap->status = ret;
-	else if (ret < 0)
-		return ret;
-	return 0;
+	if (ret == -bte_corrupt || ret == -bte_torn) {
+		cap->status = ret;	/* what could be read is there */
+		return 0;
+	}
+	return ret < 0 ? ret : 0;
 }
 
 size_t bt_target_threads(const struct bt_target *t, pid_t *tids, size_t max)

@@ -173,15 +173,7 @@ int bt_target_capture_since(struct bt_target *t, pid_t tid, uint64_t *pos,
 		return bt_fail(bte_invalid, 0, "bt_target_capture_since(NULL)");
 	if (cap)
 		memset(cap, 0, sizeof(*cap));
-	th = bt_thread_find(t, tid);
-	if (!th) {
-		size_t i;
-
-		/* a thread gone keeps its ring */
-		for (i = 0; i < t->nthreads && !th; i++)
-			if (t->threads[i]->tid == tid)
-				th = t->threads[i];
-	}
+	th = bt_thread_find_any(t, tid);	/* a thread gone keeps its ring */
 	if (!th)
 		return bt_fail(bte_noent, 0, "no thread %d", tid);
 	if (t->ops->capture && !t->ops->sync)
@@ -201,14 +193,8 @@ int bt_target_capture_since(struct bt_target *t, pid_t tid, uint64_t *pos,
 		lost = *pos != 0;
 	else
 		view.tail = *pos;
-	cap->format = BT_FMT_SOFT;
-	cap->tid = tid;
-	bt_cpu_read(&cap->cpu);
-	ret = bt_ring_copy(&view, &cap->data, &cap->size);
-	cap->lost = bt_ring_lost_records(th->ring);
-	if (ret == -bte_corrupt || ret == -bte_torn)
-		cap->status = ret;
-	else if (ret < 0)
+	ret = bt_thread_ring_capture(th, &view, cap);
+	if (ret < 0)
 		return ret;
 	*pos = view.head;
 	return lost;

@@ -131,6 +131,16 @@ ssize_t bt_thread_mem(struct bt_target *t, struct bt_thread *th,
 int bt_stopped_thread(struct bt_target *t, pid_t tid, struct bt_thread **out);
 
 /* Append a gap (enum bt_gap_reason) from @from to @to to @th's ring. */
+/* Thread @tid, live or gone (a gone thread keeps its ring), or NULL. */
+struct bt_thread *bt_thread_find_any(const struct bt_target *t, pid_t tid);
+
+/*
+ * Copy @view of @th's ring into @cap (BT_FMT_SOFT): 0, with cap->status
+ * set where the copy found torn or corrupt records, or < 0.
+ */
+int bt_thread_ring_capture(struct bt_thread *th, struct bt_ring_view *view,
+			   struct bt_capture *cap);
+
 int bt_thread_gap(struct bt_thread *th, uint64_t from, uint64_t to,
 		  int reason);
 
