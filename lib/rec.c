@@ -473,16 +473,17 @@ static int zone_commit(struct bt_rec *r, struct zone *z, struct rx_emit *e)
 	return ret;
 }
 
-static uint64_t link_lookup(void *ctx, uint64_t orig, uint64_t from)
+static uint64_t link_lookup(void *ctx, uint64_t orig, uint8_t pend,
+			    uint64_t from)
 {
 	struct bt_rec *r = ctx;
 	const struct rb *b = block_find(r, orig);
 	int64_t d;
 
-	if (!b || !b->trans)
+	if (!b || !b->trans[pend])
 		return 0;
-	d = (int64_t)(b->trans - from);
-	return d > -NEAR && d < NEAR ? b->trans : 0;
+	d = (int64_t)(b->trans[pend] - from);
+	return d > -NEAR && d < NEAR ? b->trans[pend] : 0;
 }
 
 static void emit_init(struct bt_rec *r, struct rx_emit *e, struct zone *z)
@@ -590,7 +591,8 @@ static int table_put(struct bt_rec *r, struct bt_thread *th, int w,
 }
 
 /*
- * Make @orig -> @trans findable by the lookup; 0 if no entry was free.
+ * Make @orig -> @trans (its translation's entry) findable by the lookup;
+ * 0 if no entry was free.
  * @need: a thread looks for it now, so an entry may be taken over, where
  * no other thread can be reading it meanwhile (it could match the old
  * orig and then load the new trans).
@@ -649,9 +651,10 @@ static int span_overlaps(const struct bt_rec *r, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* Translate the one block @b; 0, or < 0 (then it stays untranslated). */
+/* Translate the one block @b carrying @pend; 0, or < 0 (then it stays
+ * untranslated). */
 static int translate_one(struct bt_rec *r, struct bt_thread *th,
-			 struct rb *b)
+			 struct rb *b, uint8_t pend)
 {
 	struct zone *z = zone_for(r, th, b->start);
 	struct rx_emit e;
@@ -660,12 +663,14 @@ static int translate_one(struct bt_rec *r, struct bt_thread *th,
 	if (!z)
 		return -bte_nomem;
 	emit_init(r, &e, z);
-	ret = rx_translate(r->x, b, &e);
+	ret = rx_translate(r->x, b, pend, &e);
 	if (ret == 0) {
-		b->trans = e.base;
+		/* direct links go past the lookup's entry */
+		b->trans[pend] = e.base +
+				 (pend == RX_PEND_NONE ? RX_ENTRY_LEN : 0);
 		ret = zone_commit(r, z, &e);
 		if (ret < 0)
-			b->trans = 0;
+			b->trans[pend] = 0;
 	}
 	free(e.pts);
 	if (ret == 0) {
@@ -711,84 +716,102 @@ static void link_batch(struct bt_rec *r, size_t *mark)
 			if (p->kind != PT_EXIT_DIRECT || (p->mask & RX_LINKED))
 				continue;
 			b = block_find(r, p->orig);
-			if (b && b->trans && link_patch(r, z, p->aux, b->trans) == 0)
+			if (b && b->trans[p->pend] &&
+			    link_patch(r, z, p->aux, b->trans[p->pend]) == 0)
 				p->mask |= RX_LINKED;	/* the int3 is dead */
 		}
 	}
 }
 
+/* A block to translate: where, and the outcomes it carries. */
+struct ahead {
+	uint64_t at;
+	uint8_t pend;
+};
+
 /*
- * Translate the block at @a and what is statically reachable from it, up
- * to AHEAD_MAX blocks; the return sites of calls go into the lookup
- * tables.  *@trans: the translation of @a.  Returns 0 or < 0.
+ * Translate the block at @a carrying @pend and what is statically
+ * reachable from it, up to AHEAD_MAX blocks; the return sites of calls go
+ * into the lookup tables.  *@trans: the translation of @a.  Returns 0 or
+ * < 0.
  */
 static int translate(struct bt_rec *r, struct bt_thread *th, uint64_t a,
-		     uint64_t *trans)
+		     uint8_t pend, uint64_t *trans)
 {
-	uint64_t queue[AHEAD_MAX * 2 + 2];
+	struct ahead queue[AHEAD_MAX * 2 + 2];
 	size_t head = 0, tail = 0, done = 0, mark[ZONE_MAX], i;
 	struct rb *first = block_get(r, a);
 	int ret = 0;
 
 	if (!first)
 		return -bte_nomem;
-	if (first->trans) {
-		*trans = first->trans;
+	if (first->trans[pend]) {
+		*trans = first->trans[pend];
 		return 0;
 	}
 	for (i = 0; i < ZONE_MAX; i++)
 		mark[i] = i < r->nzone ? r->zone[i].npts : 0;
-	queue[tail++] = a;
+	queue[tail++] = (struct ahead){ a, pend };
 	while (head < tail && done < AHEAD_MAX) {
-		uint64_t at = queue[head++];
+		struct ahead q = queue[head++];
+		uint8_t p = q.pend;
 		struct rb *b;
 
-		if (at != a && !r->host.translatable(r->t, at))
+		if (q.at != a && !r->host.translatable(r->t, q.at))
 			continue;
-		b = block_get(r, at);
-		if (!b || b->trans)
+		b = block_get(r, q.at);
+		if (!b || b->trans[p])
 			continue;
-		ret = translate_one(r, th, b);
+		ret = translate_one(r, th, b, p);
 		if (ret < 0) {
-			if (at == a)
+			if (q.at == a && p == pend)
 				return ret;
 			continue;
 		}
 		done++;
 		if (tail + 2 > BT_ARRAY_SIZE(queue))
 			continue;
+		if (p != RX_PEND_NONE && !rb_carries(b)) {	/* a stub */
+			queue[tail++] = (struct ahead){ b->start, RX_PEND_NONE };
+			continue;
+		}
 		switch (b->term) {
 		case RB_COND:
-			queue[tail++] = b->next;
-			queue[tail++] = b->target;
+			queue[tail++] = (struct ahead){
+				b->next, rx_cond_pend(r->x, p, 0) };
+			queue[tail++] = (struct ahead){
+				b->target, rx_cond_pend(r->x, p, 1) };
 			break;
 		case RB_CALL:
-			queue[tail++] = b->target;
-			queue[tail++] = b->next;
+			queue[tail++] = (struct ahead){ b->target, p };
+			queue[tail++] = (struct ahead){ b->next, RX_PEND_NONE };
 			break;
 		case RB_JUMP:
-			queue[tail++] = b->target;
+			queue[tail++] = (struct ahead){ b->target, p };
 			break;
 		case RB_CUT:
 		case RB_SYSCALL:
 		case RB_ICALL:
-			queue[tail++] = b->next;
+			queue[tail++] = (struct ahead){ b->next, RX_PEND_NONE };
 			break;
 		}
 	}
 	/* return sites: found by the lookup when the callee returns */
 	for (i = 0; i < head; i++) {
-		struct rb *b = block_find(r, queue[i]);
+		struct rb *b = block_find(r, queue[i].at);
 
-		if (b && b->trans && (b->term == RB_CALL || b->term == RB_ICALL)) {
+		if (b && b->trans[queue[i].pend] &&
+		    (b->term == RB_CALL || b->term == RB_ICALL)) {
 			struct rb *ret_site = block_find(r, b->next);
 
-			if (ret_site && ret_site->trans)
-				table_insert(r, th, b->next, ret_site->trans, 0);
+			if (ret_site && ret_site->trans[RX_PEND_NONE])
+				table_insert(r, th, b->next,
+					     ret_site->trans[RX_PEND_NONE] -
+						     RX_ENTRY_LEN, 0);
 		}
 	}
 	link_batch(r, mark);
-	*trans = first->trans;
+	*trans = first->trans[pend];
 	return zones_flush(r);
 }
 
@@ -1051,10 +1074,13 @@ static int ring_sync(struct bt_rec *r, struct rthread *rt, uint64_t pc)
 
 static size_t rec_len(uint8_t tag)
 {
-	switch (tag) {
-	case REC_N:
-	case REC_T:
+	if (tag >= (REC_TNT | 2))
 		return 1;
+	if ((tag & 0xe0) == REC_IND_O && (tag & 0x1f) >= 2)
+		return REC_ADDR_LEN;
+	if ((tag & 0xe0) == REC_IND32_O && (tag & 0x1f) >= 2)
+		return REC_IND32_LEN;
+	switch (tag) {
 	case REC_IND:
 	case REC_SYNC:
 		return REC_ADDR_LEN;
@@ -1069,6 +1095,7 @@ static size_t rec_len(uint8_t tag)
 struct found {
 	uint64_t addr;		/* REC_IND, REC_SYNC */
 	uint8_t tag;
+	uint8_t outcomes;	/* of conditionals before it, REC_TNT's coding */
 };
 
 /* The walker: decodes records against the code, one thread. */
@@ -1152,6 +1179,27 @@ static struct rb *w_advance(struct walk *w, uint64_t stop)
 	return NULL;
 }
 
+/* Apply conditionals' @outcomes (REC_TNT's coding); 0, or -1 (a gap). */
+static int w_outcomes(struct walk *w, unsigned outcomes)
+{
+	int i;
+
+	for (i = (int)rx_pend_count(outcomes) - 1; i >= 0; i--) {
+		struct rb *b = w_advance(w, 0);
+
+		if (!b || b->term != RB_COND)
+			return -1;
+		w_insns(w, b->ninsn);
+		if (outcomes >> i & 1) {
+			w_branch(w, b, b->target, BT_BR_COND);
+			w->pc = b->target;
+		} else {
+			w->pc = b->next;
+		}
+	}
+	return 0;
+}
+
 /* Apply one record; 0, or -1 if it does not fit the code (a gap). */
 static int w_record(struct walk *w, struct found *f)
 {
@@ -1179,27 +1227,17 @@ static int w_record(struct walk *w, struct found *f)
 			w->pc = f->addr;	/* a place to start from */
 		return 0;
 	}
-	b = w_advance(w, 0);
-	if (!b)
+	if (w_outcomes(w, f->outcomes) < 0)
 		return -1;
-	if (f->tag == REC_IND) {
-		if (b->term != RB_RET && b->term != RB_IJUMP &&
-		    b->term != RB_ICALL)
-			return -1;
-		w_insns(w, b->ninsn);
-		w_branch(w, b, f->addr, term_kind(b->term));
-		w->pc = f->addr;
-		return 0;
-	}
-	if (b->term != RB_COND)
+	if (f->tag != REC_IND)
+		return 0;	/* a REC_TNT: outcomes only */
+	b = w_advance(w, 0);
+	if (!b || (b->term != RB_RET && b->term != RB_IJUMP &&
+		   b->term != RB_ICALL))
 		return -1;
 	w_insns(w, b->ninsn);
-	if (f->tag == REC_T) {
-		w_branch(w, b, b->target, BT_BR_COND);
-		w->pc = b->target;
-	} else {
-		w->pc = b->next;
-	}
+	w_branch(w, b, f->addr, term_kind(b->term));
+	w->pc = f->addr;
 	return 0;
 }
 
@@ -1257,6 +1295,14 @@ static int ring_collect(struct bt_rec *r, struct rthread *rt,
 				f = g;
 			}
 			f[n].tag = tag;
+			f[n].outcomes = RX_PEND_NONE;
+			if (tag >= REC_TNT) {
+				f[n].outcomes = tag & 0x7f;
+			} else if (tag & 0x60) {	/* REC_IND(32)_O */
+				f[n].outcomes = tag & 0x1f;
+				f[n].tag = (tag & 0xe0) == REC_IND_O ? REC_IND :
+								       REC_IND32;
+			}
 			f[n].addr = 0;
 			if (len > 1)
 				memcpy(&f[n].addr, r->ringbuf + (a - rt->base) + 1,
@@ -1389,7 +1435,7 @@ int bt_rec_enter(struct bt_rec *r, struct bt_thread *th,
 		entry = pc - 2;
 		in_syscall = 1;
 	}
-	if (translate(r, th, entry, &trans) < 0)
+	if (translate(r, th, entry, RX_PEND_NONE, &trans) < 0)
 		return 0;
 	if (in_syscall) {
 		/* right after its syscall insn: the point that fixes rcx */
@@ -1425,7 +1471,7 @@ int bt_rec_enter(struct bt_rec *r, struct bt_thread *th,
 static void regs_restore(struct bt_rec *r, struct rthread *rt,
 			 struct user_regs_struct *regs, int mask, uint64_t orig)
 {
-	uint64_t tcb[TCB_JMP / 8];
+	uint64_t tcb[TCB_RDX / 8 + 1];
 
 	if ((mask & (RM_RAX | RM_RCX | RM_RDX)) &&
 	    mem_read(r, rt->tcb, tcb, sizeof(tcb)) == 0) {
@@ -1441,11 +1487,13 @@ static void regs_restore(struct bt_rec *r, struct rthread *rt,
 }
 
 /*
- * Where @regs stand for the program, if at a safe point: 1 with *@orig
- * and @regs restored; 0 if inside a generated sequence.
+ * Where @regs stand for the program, if at a safe point: 1 with *@orig,
+ * the outcomes still pending there in *@pend and @regs restored; 0 if
+ * inside a generated sequence.
  */
 static int safe_point(struct bt_rec *r, struct rthread *rt,
-		      struct user_regs_struct *regs, uint64_t *orig)
+		      struct user_regs_struct *regs, uint64_t *orig,
+		      uint8_t *pend)
 {
 	size_t n, i;
 	struct rx_point *p = point_at(r, regs->rip, &n);
@@ -1453,21 +1501,28 @@ static int safe_point(struct bt_rec *r, struct rthread *rt,
 	for (i = 0; i < n; i++) {
 		switch (p[i].kind) {
 		case PT_SAFE:
-			*orig = p[i].orig;
 			regs_restore(r, rt, regs, p[i].mask, p[i].orig);
-			return 1;
+			/* fall through */
 		case PT_EXIT_DIRECT:
 			*orig = p[i].orig;
+			*pend = p[i].pend;
 			return 1;
 		}
 	}
 	return 0;
 }
 
-/* The thread leaves at original @orig, @regs the program's own. */
+/*
+ * The thread leaves at original @orig, @regs the program's own; the
+ * outcomes @pend it carried there go into its ring first.
+ */
 static void leave_at(struct bt_rec *r, struct rthread *rt,
-		     struct user_regs_struct *regs, uint64_t orig)
+		     struct user_regs_struct *regs, uint64_t orig, uint8_t pend)
 {
+	uint8_t tnt = (uint8_t)(REC_TNT | pend);
+
+	if (pend != RX_PEND_NONE)
+		ring_put(r, rt, &tnt, 1);
 	drain(r, rt, orig);
 	rt->wpc = 0;
 	regs->rip = orig;
@@ -1521,8 +1576,8 @@ static int exit_direct(struct bt_rec *r, struct rthread *rt,
 	uint64_t trans;
 
 	if (!r->host.translatable(r->t, pt.orig) ||
-	    translate(r, rt->th, pt.orig, &trans) < 0) {
-		leave_at(r, rt, regs, pt.orig);
+	    translate(r, rt->th, pt.orig, pt.pend, &trans) < 0) {
+		leave_at(r, rt, regs, pt.orig, pt.pend);
 		return BT_REC_LEFT;
 	}
 	/* translating may have moved the points: find it again */
@@ -1544,12 +1599,12 @@ static int exit_ibl(struct bt_rec *r, struct rthread *rt,
 	uint64_t target = regs->rdx, trans;
 
 	if (!r->host.translatable(r->t, target) ||
-	    translate(r, rt->th, target, &trans) < 0) {
+	    translate(r, rt->th, target, RX_PEND_NONE, &trans) < 0) {
 		regs_restore(r, rt, regs, p->mask, 0);
-		leave_at(r, rt, regs, target);
+		leave_at(r, rt, regs, target, RX_PEND_NONE);
 		return BT_REC_LEFT;
 	}
-	if (table_insert(r, rt->th, target, trans, 1)) {
+	if (table_insert(r, rt->th, target, trans - RX_ENTRY_LEN, 1)) {
 		regs->rip = p->aux;	/* the retry finds it */
 	} else {
 		regs_restore(r, rt, regs, p->mask, 0);
@@ -1576,7 +1631,7 @@ static int exit_at(struct bt_rec *r, struct rthread *rt,
 			regs_restore(r, rt, regs, p[i].mask, p[i].orig);
 			if (p[i].mask & RM_RCX)	/* a syscall's exit */
 				note_syscall(rt, regs);
-			leave_at(r, rt, regs, p[i].orig);
+			leave_at(r, rt, regs, p[i].orig, p[i].pend);
 			return BT_REC_LEFT_STEP;
 		}
 	}
@@ -1603,6 +1658,7 @@ void bt_rec_leave(struct bt_rec *r, struct bt_thread *th)
 	struct rthread *rt = r ? rt_find(r, th) : NULL;
 	struct user_regs_struct regs;
 	uint64_t resend = 0, orig = 0;
+	uint8_t pend = RX_PEND_NONE;
 	int i, sig;
 
 	if (!rt || !rt->in || th->state != BT_TH_STOPPED)
@@ -1612,7 +1668,7 @@ void bt_rec_leave(struct bt_rec *r, struct bt_thread *th)
 
 		if (bt_thread_regs(th, &regs) < 0)
 			goto dead;
-		if (safe_point(r, rt, &regs, &orig))
+		if (safe_point(r, rt, &regs, &orig, &pend))
 			break;
 		sig = bt_thread_step(r->t, th, &si);
 		if (sig < 0)
@@ -1638,7 +1694,7 @@ void bt_rec_leave(struct bt_rec *r, struct bt_thread *th)
 	}
 	if (i == STEP_MAX)
 		goto dead;
-	leave_at(r, rt, &regs, orig);
+	leave_at(r, rt, &regs, orig, pend);
 	goto out;
 dead:
 	drain(r, rt, 0);

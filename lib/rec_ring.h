@@ -14,7 +14,9 @@
  * head, which no reader sees.  From head, records are walked upwards,
  * newest to oldest; each starts with its tag byte:
  *
- *   REC_N, REC_T     1 byte   a conditional branch not taken / taken
+ *   REC_TNT | o      1 byte   1-6 conditionals' outcomes o: a leading 1,
+ *                             then one bit each, oldest first, 1 taken
+ *                             (0x82: one not taken, 0x83: one taken)
  *   REC_IND          9 bytes  the target of a ret, jmp r/m or call r/m
  *   REC_IND32        5 bytes  the same, whose high 32 bits are those of the
  *                             thread's last REC_IND (TCB_HI); the tracer
@@ -23,20 +25,25 @@
  *                             a target is whole wherever bits 8-15 of the
  *                             head are 0: a place to decode from in every
  *                             64 KiB of ring
+ *   REC_IND_O | o    9 bytes  REC_IND after 1-4 conditionals' outcomes o
+ *   REC_IND32_O | o  5 bytes  REC_IND32 after them
  *   REC_SYNC         9 bytes  decoding (re)starts at this address
  *   0                         never written: the end
  *
  * Direct jumps and calls write nothing: the decoder follows them in the
  * code.  When a record would cross the bottom it faults on the guard
  * page; the tracer moves the record to the top, writes a REC_SYNC above
- * it (the conditional's own address) so that decoding can start there,
- * and notes where the pass before ended (the oldest records then lie
- * between that point and the new head).  Tags 0x20-0xff are free for
- * later record kinds (timestamps).
+ * it (for a REC_TNT of one outcome: the conditional's own address) so
+ * that decoding can start there, and notes where the pass before ended
+ * (the oldest records then lie between that point and the new head).
+ * Tags 0x20-0x3f are free for later record kinds (timestamps).
  */
 
-#define REC_N		0x02
-#define REC_T		0x03
+#define REC_TNT		0x80	/* | outcomes, 0x82-0xff */
+#define REC_TNT_MAX	6	/* outcomes a REC_TNT holds */
+#define REC_IND_O	0x40	/* | outcomes, 0x42-0x5f */
+#define REC_IND32_O	0x60	/* | outcomes, 0x62-0x7f */
+#define REC_O_MAX	4	/* outcomes a target record holds */
 #define REC_IND		0x10
 #define REC_SYNC	0x11
 #define REC_IND32	0x12	/* a target, its high half the last REC_IND's */

@@ -15,8 +15,12 @@
 
 #define NEAR_LIMIT (1ll << 31)
 
+_Static_assert(RX_PEND_MAX + 1 <= REC_TNT_MAX && RX_PEND_MAX <= REC_O_MAX,
+	       "pending outcomes must fit the records that take them");
+
 struct rx {
 	ZydisDecoder dec;
+	unsigned pend_max;
 	uint8_t bytes[RB_MAX_BYTES + 16];	/* a block being decoded */
 	uint16_t off[RB_MAX_INSN];
 };
@@ -33,6 +37,7 @@ int rx_alloc(struct rx **out)
 		free(x);
 		return bt_fail(bte_internal, 0, "ZydisDecoderInit");
 	}
+	x->pend_max = RX_PEND_MAX;
 	*out = x;
 	return 0;
 }
@@ -48,6 +53,33 @@ void rb_release(struct rb *b)
 	free(b->off);
 	b->bytes = NULL;
 	b->off = NULL;
+}
+
+void rx_set_pend_max(struct rx *x, unsigned max)
+{
+	x->pend_max = max < RX_PEND_MAX ? max : RX_PEND_MAX;
+}
+
+int rb_carries(const struct rb *b)
+{
+	switch (b->term) {
+	case RB_COND:
+	case RB_JUMP:
+	case RB_CALL:
+	case RB_RET:
+	case RB_IJUMP:
+	case RB_ICALL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+uint8_t rx_cond_pend(const struct rx *x, uint8_t pend, int taken)
+{
+	unsigned p = (unsigned)pend << 1 | (taken ? 1u : 0u);
+
+	return rx_pend_count(p) <= x->pend_max ? (uint8_t)p : RX_PEND_NONE;
 }
 
 uint32_t rb_insns_before(const struct rb *b, uint64_t pc)
@@ -250,6 +282,7 @@ static int point(struct rx_emit *e, int kind, uint64_t orig, uint64_t aux,
 	p->aux = aux;
 	p->kind = (uint8_t)kind;
 	p->mask = (uint8_t)mask;
+	p->pend = e->pend;
 	return 0;
 }
 
@@ -285,7 +318,7 @@ static int link(struct rx_emit *e, uint64_t orig)
 		return ret;
 	while ((here(e) + 1) & 3)
 		put8(e, 0x90);
-	dest = e->link ? e->link(e->ctx, orig, here(e) + 5) : 0;
+	dest = e->link ? e->link(e->ctx, orig, e->pend, here(e) + 5) : 0;
 	put8(e, 0xe9);
 	/* linked or not, the exit is kept: the link may be undone */
 	put32(e, dest ? (uint32_t)(int32_t)(dest - (here(e) + 4)) : 0);
@@ -319,21 +352,26 @@ static int record_at(struct rx_emit *e, int8_t size, uint64_t branch)
 	return point(e, PT_STORE, branch, 0, 0);
 }
 
-/* Record a conditional's outcome @tag for the branch at @branch. */
-static int record_cond(struct rx_emit *e, uint8_t tag, uint64_t branch)
+/*
+ * Record the outcomes @o (REC_TNT's coding) that end at the conditional
+ * at @branch (0: no conditional here), as one REC_TNT byte; none pending
+ * after it.
+ */
+static int record_tnt(struct rx_emit *e, unsigned o, uint64_t branch)
 {
 	int ret;
 
 	ret = grow(e, 60);
-	if (ret == 0)
-		ret = record_begin(e, 1, branch);
+	if (ret == 0)	/* a REC_SYNC at a wrap: for one outcome only */
+		ret = record_begin(e, 1, rx_pend_count(o) == 1 ? branch : 0);
 	if (ret < 0)
 		return ret;
 	put8(e, 0xc6);		/* movb $tag,(%rcx) */
 	put8(e, 0x01);
-	put8(e, tag);
+	put8(e, (uint8_t)(REC_TNT | o));
 	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
 	gs_mov(e, 1, R_CX, TCB_RCX);
+	e->pend = RX_PEND_NONE;
 	return 0;
 }
 
@@ -447,9 +485,30 @@ static int push_value(struct rx_emit *e, uint64_t value, int mask,
 	return 0;
 }
 
-static int emit_cond(struct rx *x, const struct rb *b, struct rx_emit *e)
+/*
+ * One side of the conditional @b, @pend pending before it: its outcome
+ * carried on into the successor's variant, or recorded with them.
+ */
+static int cond_side(const struct rx *x, const struct rb *b,
+		     struct rx_emit *e, uint8_t pend, int taken)
+{
+	unsigned o = (unsigned)pend << 1 | (taken ? 1u : 0u);
+	int ret;
+
+	e->pend = rx_cond_pend(x, pend, taken);
+	if (e->pend == RX_PEND_NONE) {
+		ret = record_tnt(e, o, b->end);
+		if (ret < 0)
+			return ret;
+	}
+	return link(e, taken ? b->target : b->next);
+}
+
+static int emit_cond(const struct rx *x, const struct rb *b,
+		     struct rx_emit *e)
 {
 	const uint8_t *code = b->bytes + (b->end - b->start);
+	uint8_t pend = e->pend;
 	size_t at_taken;
 	uint8_t op;
 	size_t p = 0;
@@ -481,16 +540,12 @@ static int emit_cond(struct rx *x, const struct rb *b, struct rx_emit *e)
 	}
 	at_taken = e->len;
 	put32(e, 0);
-	ret = record_cond(e, REC_N, b->end);
-	if (ret == 0)
-		ret = link(e, b->next);
+	ret = cond_side(x, b, e, pend, 0);
 	if (ret < 0)
 		return ret;
 	memcpy(e->buf + at_taken, &(int32_t){ (int32_t)(e->len - at_taken - 4) },
 	       4);
-	ret = record_cond(e, REC_T, b->end);
-	return ret < 0 ? ret : link(e, b->target);
-	(void)x;
+	return cond_side(x, b, e, pend, 1);
 }
 
 static int emit_lookup(struct rx_emit *e);
@@ -589,11 +644,37 @@ static int emit_leave(struct rx_emit *e, uint64_t at)
 	return ret;
 }
 
-int rx_translate(struct rx *x, const struct rb *b, struct rx_emit *e)
+/*
+ * The variant of a block that does not carry outcomes on: record them,
+ * then go on as its translation without.
+ */
+static int emit_stub(const struct rb *b, struct rx_emit *e)
+{
+	int ret = point(e, PT_SAFE, b->start, 0, 0);
+
+	if (ret == 0)
+		ret = record_tnt(e, e->pend, 0);
+	return ret < 0 ? ret : link(e, b->start);
+}
+
+int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
+		 struct rx_emit *e)
 {
 	size_t len0 = e->len, npts0 = e->npts;
 	uint32_t i, body = b->ninsn;
 	int ret = 0;
+
+	e->pend = pend;
+	if (pend != RX_PEND_NONE && !rb_carries(b)) {
+		ret = emit_stub(b, e);
+		goto out;
+	}
+	if (pend == RX_PEND_NONE) {	/* the lookup's way in */
+		e->entry_orig = b->start;
+		ret = rx_emit_entry(e);
+		if (ret < 0)
+			goto out;
+	}
 
 	if (b->term != RB_CUT && b->term != RB_LEAVE)
 		body--;		/* the terminator is emitted below */
@@ -643,6 +724,7 @@ int rx_translate(struct rx *x, const struct rb *b, struct rx_emit *e)
 			break;
 		}
 	}
+out:
 	if (ret < 0) {
 		e->len = len0;
 		e->npts = npts0;
@@ -651,10 +733,12 @@ int rx_translate(struct rx *x, const struct rb *b, struct rx_emit *e)
 }
 
 /*
- * The lookup of target rdx (the program's rdx in its slot): record it,
- * probe both tables, jump to the translation, or exit to the tracer.  One
- * copy per site, so that each indirect branch of the program has its own
- * indirect jump here, predicted as the program's own would be.
+ * The lookup of target rdx (the program's rdx in its slot): record it
+ * (the outcomes pending, in its tag), probe both tables, jump to the
+ * translation's entry (which takes rax, rcx and rdx back), or exit to
+ * the tracer.  One copy per site, so that each indirect branch of the
+ * program has its own indirect jump here, predicted as the program's own
+ * would be.
  */
 static int emit_lookup(struct rx_emit *e)
 {
@@ -701,8 +785,8 @@ static int emit_lookup(struct rx_emit *e)
 	put32(e, TCB_HI);
 	if (record_at(e, REC_ADDR_LEN, 0) < 0)
 		return -bte_nomem;
-	put(e, "\xc6\x01", 2);		/* movb $REC_IND,(%rcx) */
-	put8(e, REC_IND);
+	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
+	put8(e, e->pend == RX_PEND_NONE ? REC_IND : REC_IND_O | e->pend);
 	put(e, "\x48\x89\x51\x01", 4);	/* mov %rdx,1(%rcx) */
 	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
 	put8(e, 0xeb);			/* jmp probe */
@@ -711,11 +795,12 @@ static int emit_lookup(struct rx_emit *e)
 	e->buf[short_at] = (uint8_t)(e->len - short_at - 1);
 	if (record_at(e, REC_IND32_LEN, 0) < 0)
 		return -bte_nomem;
-	put(e, "\xc6\x01", 2);		/* movb $REC_IND32,(%rcx) */
-	put8(e, REC_IND32);
+	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
+	put8(e, e->pend == RX_PEND_NONE ? REC_IND32 : REC_IND32_O | e->pend);
 	put(e, "\x89\x51\x01", 3);	/* mov %edx,1(%rcx) */
 	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
 	e->buf[full_at] = (uint8_t)(e->len - full_at - 1);
+	e->pend = RX_PEND_NONE;		/* they went with the target */
 	probe = here(e);
 	gs_mov(e, 1, R_AX, TCB_TABLE1);
 	put(e, "\x0f\xb7\xca", 3);	/* movzwl %dx,%ecx */
@@ -735,14 +820,23 @@ static int emit_lookup(struct rx_emit *e)
 	put8(e, 0xcc);
 	e->buf[hit1] = (uint8_t)(e->len - hit1 - 1);
 	e->buf[hit2] = (uint8_t)(e->len - hit2 - 1);
-	put(e, "\x48\x8b\x40\x08", 4);	/* mov 8(%rax),%rax */
-	gs_mov(e, 0, R_AX, TCB_JMP);
-	gs_mov(e, 1, R_AX, TCB_RAX);
-	gs_mov(e, 1, R_CX, TCB_RCX);
-	gs_mov(e, 1, R_DX, TCB_RDX);
-	put(e, "\x65\xff\x24\x25", 4);	/* jmp *%gs:TCB_JMP */
-	put32(e, TCB_JMP);
+	put(e, "\xff\x60\x08", 3);		/* jmp *8(%rax): its entry */
 	return 0;
+}
+
+int rx_emit_entry(struct rx_emit *e)
+{
+	static const uint8_t regs[] = { R_AX, R_CX, R_DX };
+	static const uint32_t slot[] = { TCB_RAX, TCB_RCX, TCB_RDX };
+	int mask = RM_RAX | RM_RCX | RM_RDX, ret, i;
+
+	ret = grow(e, RX_ENTRY_LEN);
+	for (i = 0; i < 3 && ret == 0; i++) {
+		ret = point(e, PT_SAFE, e->entry_orig, 0, mask);
+		gs_mov(e, 1, regs[i], slot[i]);
+		mask &= ~(1 << i);
+	}
+	return ret;
 }
 
 int rx_emit_far_jump(struct rx_emit *e, uint64_t dest)

@@ -12,9 +12,12 @@
  * with each terminator, and what the thread's ring gets (rec_ring.h):
  *   copied instruction  the same bytes, a rip-relative displacement re-based
  *   jmp rel / call rel  chained; a call pushes the original return address
- *   jcc, jrcxz, loop    one byte per outcome (REC_N or REC_T), then chained
+ *   jcc, jrcxz, loop    the outcome carried on in the successor's
+ *                       variant (below), or one byte of outcomes
+ *                       (REC_TNT), then chained
  *   ret, jmp/call r/m   the target (REC_IND) and a lookup in the process's
- *                       tables of translations (inline, one per site)
+ *                       tables of translations (inline, one per site),
+ *                       which enters the translation by its entry
  *   syscall             run in place, except the few that change the
  *                       thread's state in ways the tracer must see
  *                       (sigreturn, exec, clone, fork, exit, arch_prctl):
@@ -23,6 +26,15 @@
  *   cannot run moved    int n, far transfers, ud2, hlt, xbegin, a gs
  *                       segment (the recorder's own), undecodable bytes,
  *                       and an address the caller wants to stop at
+ * Outcomes of conditionals are carried, not stored, where they can be:
+ * a translation is made for a block and a "pending" set of up to
+ * rx's pend_max outcomes not yet recorded (its variant), so that a
+ * conditional passes its outcome on to the variant of its successor, and
+ * the next record takes them along: a REC_TNT byte holds up to
+ * pend_max + 1 outcomes, a target record's tag up to pend_max.  Direct
+ * jumps and calls carry them on; blocks that end otherwise (a system
+ * call, a cut, a leave) record them first.  The tracer writes them for a
+ * thread it takes out of a variant (rx_point's pend).
  * Flags are never touched between the program's instructions: the
  * generated code uses mov, lea, not, bswap, movzx, push/pop and jrcxz.
  *
@@ -40,7 +52,7 @@
 #define TCB_RAX		0x08
 #define TCB_RCX		0x10
 #define TCB_RDX		0x18
-#define TCB_JMP		0x20
+/* 0x20: free */
 #define TCB_TABLE1	0x28	/* lookup tables: 65536 x {orig, trans} */
 #define TCB_TABLE2	0x30
 #define TCB_T		0x38	/* the lookup's target, for byte windows */
@@ -62,6 +74,14 @@ enum rb_term {
 	RB_LEAVE,	/* leaves the translation at end, which does not run */
 };
 
+/*
+ * Pending outcomes, coded as in REC_TNT: a leading 1, then the outcomes,
+ * oldest first (1 taken); RX_PEND_NONE: none.  RX_PENDS bounds them.
+ */
+#define RX_PEND_NONE	1
+#define RX_PEND_MAX	1		/* the most a variant carries */
+#define RX_PENDS	(2 << RX_PEND_MAX)
+
 #define RB_MAX_INSN 256
 #define RB_MAX_BYTES 4096
 
@@ -77,7 +97,8 @@ struct rb {
 	uint16_t nbytes;
 	uint8_t *bytes;		/* [start, next) as decoded */
 	uint16_t *off;		/* instruction offsets, ninsn of them */
-	uint64_t trans;		/* its translation, 0: none yet */
+	uint64_t trans[RX_PENDS];	/* its translation by pending
+					   outcomes, 0: none yet */
 	int dead;		/* its code went away (rec.c's invalidation) */
 	struct rb *hnext;
 };
@@ -105,6 +126,27 @@ void rb_release(struct rb *b);
 /* Instructions of @b before @pc (an instruction boundary in it). */
 uint32_t rb_insns_before(const struct rb *b, uint64_t pc);
 
+/* Outcomes a variant may carry: 0 (each conditional records its own) to
+ * RX_PEND_MAX, the default. */
+void rx_set_pend_max(struct rx *x, unsigned max);
+
+/* Does @b's translation carry pending outcomes on (else it records them
+ * first and goes on as the translation without)? */
+int rb_carries(const struct rb *b);
+
+/*
+ * What the successor of a conditional gets when it went @taken with
+ * @pend pending: the outcomes carried on, or RX_PEND_NONE where the
+ * conditional records them.
+ */
+uint8_t rx_cond_pend(const struct rx *x, uint8_t pend, int taken);
+
+/* How many outcomes @pend holds. */
+static inline unsigned rx_pend_count(unsigned pend)
+{
+	return 31u - (unsigned)__builtin_clz(pend);
+}
+
 /* Where generated code stands for the program, and where it exits. */
 enum rx_point_kind {
 	PT_SAFE = 0,	/* the program's state at orig (after mask restore) */
@@ -129,13 +171,16 @@ struct rx_point {
 	uint64_t aux;
 	uint8_t kind;		/* enum rx_point_kind */
 	uint8_t mask;		/* RM_* */
+	uint8_t pend;		/* outcomes not yet recorded there */
 };
 
 /*
- * The translation of @orig if it exists and a rel32 at @from can reach it,
- * else 0 (the link site then exits to the tracer the first time).
+ * The translation of @orig carrying @pend if it exists and a rel32 at
+ * @from can reach it, else 0 (the link site then exits to the tracer the
+ * first time).
  */
-typedef uint64_t (*rx_link_fn)(void *ctx, uint64_t orig, uint64_t from);
+typedef uint64_t (*rx_link_fn)(void *ctx, uint64_t orig, uint8_t pend,
+			       uint64_t from);
 
 /* An output buffer standing for target memory from @base on. */
 struct rx_emit {
@@ -146,11 +191,24 @@ struct rx_emit {
 	void *ctx;
 	struct rx_point *pts;
 	size_t npts, ptcap;
+	uint8_t pend;		/* outcomes pending where emitting stands */
+	uint64_t entry_orig;	/* for rx_emit_entry's points */
 };
 
-/* Emit the translation of @b at e->base + e->len.  0, -bte_nomem, or
- * -bte_nosys if a rip-relative operand is out of reach from here. */
-int rx_translate(struct rx *x, const struct rb *b, struct rx_emit *e);
+/* Emit the translation of @b carrying @pend at e->base + e->len.  0,
+ * -bte_nomem, or -bte_nosys if a rip-relative operand is out of reach
+ * from here. */
+int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
+		 struct rx_emit *e);
+
+/*
+ * A translation without pending outcomes starts with its entry: the
+ * lookup jumps there with rax, rcx and rdx still borrowed, and the entry
+ * takes them back from the control block; direct links go past it.
+ * rx_emit_entry emits one (for e->entry_orig).
+ */
+#define RX_ENTRY_LEN	27
+int rx_emit_entry(struct rx_emit *e);
 
 /* Emit jmp *0(%rip); .quad @dest (reaches anywhere). */
 int rx_emit_far_jump(struct rx_emit *e, uint64_t dest);

@@ -3,8 +3,9 @@
  * The recorder's translator: blocks are classified as the recorder needs
  * them, and translated code runs here, in this process, with %gs at a
  * control block of its own: it computes what the original computes, keeps
- * the flags, records each outcome in the ring, and finds indirect targets
- * through the lookup tables.
+ * the flags, records each outcome in the ring (or carries it on to the
+ * successor's variant, and records it with the next record), and finds
+ * indirect targets through the lookup tables.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -102,18 +103,24 @@ struct rig {
 	uint8_t *ring;		/* [ring, ring + RING), tcb right after */
 	uint64_t *tables;
 	uint64_t land[2];	/* "translations" that return 1 / 2 in eax */
+	uint64_t entry[2];	/* their entries, for the lookup */
 	uint64_t orig_land[2];	/* original addresses standing for them */
+	uint8_t link_pend[2];	/* the variant each was linked as */
 	size_t used;
 };
 
 static struct rig rig;
 
-static uint64_t rig_link(void *ctx, uint64_t orig, uint64_t from)
+static uint64_t rig_link(void *ctx, uint64_t orig, uint8_t pend,
+			 uint64_t from)
 {
-	if (orig == rig.orig_land[0])
-		return rig.land[0];
-	if (orig == rig.orig_land[1])
-		return rig.land[1];
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (orig == rig.orig_land[i]) {
+			rig.link_pend[i] = pend;
+			return rig.land[i];
+		}
 	return 0;
 }
 
@@ -121,6 +128,7 @@ static int rig_setup(void **state)
 {
 	static const uint8_t ret1[] = { 0xb8, 1, 0, 0, 0, 0xc3 };
 	static const uint8_t ret2[] = { 0xb8, 2, 0, 0, 0, 0xc3 };
+	int i;
 
 	/* within reach of BASE: rip-relative operands are re-based */
 	rig.mem = mmap((void *)0x20000000, 1 << 20,
@@ -134,13 +142,24 @@ static int rig_setup(void **state)
 	    rig.tables == MAP_FAILED)
 		return -1;
 	rig.tcb = (uint64_t *)(rig.ring + RING);
-	memcpy(rig.mem, ret1, sizeof(ret1));
-	memcpy(rig.mem + 16, ret2, sizeof(ret2));
-	rig.land[0] = (uint64_t)rig.mem;
-	rig.land[1] = (uint64_t)rig.mem + 16;
 	rig.orig_land[0] = 0x500000;
 	rig.orig_land[1] = 0x600000;
-	rig.used = 64;
+	for (i = 0; i < 2; i++) {	/* [entry][mov $n,%eax; ret] */
+		struct rx_emit e;
+
+		memset(&e, 0, sizeof(e));
+		e.buf = rig.mem + 64 * i;
+		e.cap = 64;
+		e.base = (uint64_t)e.buf;
+		e.entry_orig = rig.orig_land[i];
+		if (rx_emit_entry(&e) < 0 || e.len != RX_ENTRY_LEN)
+			return -1;
+		free(e.pts);
+		memcpy(e.buf + e.len, i ? ret2 : ret1, sizeof(ret1));
+		rig.entry[i] = e.base;
+		rig.land[i] = e.base + e.len;
+	}
+	rig.used = 128;
 	*state = &rig;
 	return 0;
 }
@@ -163,8 +182,13 @@ static void rig_reset(void)
 	rig.tcb[TCB_HI / 8] = REC_HI_NONE;
 }
 
-/* Translate @bytes (claiming to be at @orig) into the rig; its address. */
-static uint64_t rig_translate(const uint8_t *bytes, size_t len, uint64_t orig)
+/*
+ * Translate @bytes (claiming to be at @orig) into the rig as the variant
+ * carrying @pend, with at most @pend_max outcomes carried; its address.
+ */
+static uint64_t rig_translate_pend(const uint8_t *bytes, size_t len,
+				   uint64_t orig, uint8_t pend,
+				   unsigned pend_max)
 {
 	struct code c = { bytes, len };
 	struct rx_emit e;
@@ -173,6 +197,7 @@ static uint64_t rig_translate(const uint8_t *bytes, size_t len, uint64_t orig)
 	uint64_t at;
 
 	assert_int_equal(rx_alloc(&x), 0);
+	rx_set_pend_max(x, pend_max);
 	assert_true(orig == BASE);
 	assert_int_equal(rx_block_decode(x, BASE, read_code, NULL, &c, &b), 0);
 	memset(&e, 0, sizeof(e));
@@ -180,13 +205,20 @@ static uint64_t rig_translate(const uint8_t *bytes, size_t len, uint64_t orig)
 	e.cap = 4096;
 	e.base = (uint64_t)e.buf;
 	e.link = rig_link;
-	assert_int_equal(rx_translate(x, &b, &e), 0);
+	memset(rig.link_pend, 0, sizeof(rig.link_pend));
+	assert_int_equal(rx_translate(x, &b, pend, &e), 0);
 	at = e.base;
 	rig.used += (e.len + 15) & ~15ul;
 	free(e.pts);
 	rb_release(&b);
 	rx_free(x);
 	return at;
+}
+
+/* The same, each outcome recorded where it happens. */
+static uint64_t rig_translate(const uint8_t *bytes, size_t len, uint64_t orig)
+{
+	return rig_translate_pend(bytes, len, orig, RX_PEND_NONE, 0);
 }
 
 /*
@@ -246,14 +278,14 @@ static void cond_records(void **state)
 	assert_int_equal(rig_call(fn, 3, &flags) & 0xff, 2);	/* 3 < 5: taken */
 	assert_true(flags & 0x80);			/* SF from cmp */
 	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb - 1);
-	assert_int_equal(ring_head()[0], REC_T);
+	assert_int_equal(ring_head()[0], REC_TNT | 3);
 
 	assert_int_equal(rig_call(fn, 9, &flags) & 0xff, 1);	/* not taken */
 	assert_false(flags & 0x80);
 	assert_false(flags & 0x40);			/* ZF clear: 9 != 5 */
 	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb - 2);
-	assert_int_equal(ring_head()[0], REC_N);
-	assert_int_equal(ring_head()[1], REC_T);	/* older above */
+	assert_int_equal(ring_head()[0], REC_TNT | 2);
+	assert_int_equal(ring_head()[1], REC_TNT | 3);	/* older above */
 	rig.orig_land[0] = 0x500000;
 	(void)state;
 }
@@ -291,7 +323,7 @@ static void rip_out_of_reach(void **state)
 	e.buf = buf;
 	e.cap = sizeof(buf);
 	e.base = BASE + (3ull << 30);
-	assert_int_equal(rx_translate(x, &b, &e), -bte_nosys);
+	assert_int_equal(rx_translate(x, &b, RX_PEND_NONE, &e), -bte_nosys);
 	assert_int_equal(e.len, 0);
 	free(e.pts);
 	rb_release(&b);
@@ -301,12 +333,14 @@ static void rip_out_of_reach(void **state)
 
 /*
  * jmp *%rdi to 0x500000: recorded as REC_IND with the target, found in
- * table 1 (bits 0-15) or table 2 (bits 8-23), flags untouched.
+ * table 1 (bits 0-15) or table 2 (bits 8-23), entered by the entry of its
+ * translation, which takes back the registers the lookup borrowed; flags
+ * untouched.
  */
 static void indirect_lookup(void **state)
 {
 	static const uint8_t code[] = { 0xff, 0xe7 };	/* jmp *%rdi */
-	uint64_t fn, flags, t, target = 0x500000;
+	uint64_t fn, flags, t, rdx, target = 0x500000;
 	int w;
 
 	fn = rig_translate(code, sizeof(code), BASE);
@@ -316,9 +350,10 @@ static void indirect_lookup(void **state)
 
 		memset(rig.tables, 0, 2 * RX_TABLE_BYTES);
 		entry[0] = target;
-		entry[1] = rig.land[0];
+		entry[1] = rig.entry[0];
 		rig_reset();
-		assert_int_equal(rig_call(fn, target, &flags) & 0xff, 1);
+		assert_int_equal(rig_call2(fn, target, &flags, &rdx) & 0xff, 1);
+		assert_int_equal(rdx, 0);	/* the program's, back */
 		assert_int_equal(ring_head(), (const uint8_t *)rig.tcb - REC_ADDR_LEN);
 		assert_int_equal(ring_head()[0], REC_IND);
 		memcpy(&t, ring_head() + 1, 8);
@@ -335,6 +370,85 @@ static void indirect_lookup(void **state)
 	(void)state;
 }
 
+/*
+ * The same conditional carrying outcomes: with none pending, each side
+ * goes on to its successor's variant with its outcome, recording nothing;
+ * with one pending (taken), it records both in one REC_TNT, oldest first.
+ */
+static void cond_carries(void **state)
+{
+	uint8_t code[16] = { 0x48, 0x83, 0xff, 0x05,	/* cmp $5,%rdi */
+			     0x0f, 0x8c };		/* jl rel32 */
+	uint64_t fn, flags;
+	int32_t rel = (int32_t)(0x600000 - (BASE + 10));
+
+	memcpy(code + 6, &rel, 4);
+	rig.orig_land[0] = BASE + 10;
+	fn = rig_translate_pend(code, 10, BASE, RX_PEND_NONE, 1);
+	assert_int_equal(rig.link_pend[0], 2);		/* carries "not taken" */
+	assert_int_equal(rig.link_pend[1], 3);		/* carries "taken" */
+	rig_reset();
+	assert_int_equal(rig_call(fn, 3, &flags) & 0xff, 2);
+	assert_true(flags & 0x80);
+	assert_int_equal(rig_call(fn, 9, &flags) & 0xff, 1);
+	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb);  /* nothing */
+
+	fn = rig_translate_pend(code, 10, BASE, 3, 1);	/* "taken" pending */
+	assert_int_equal(rig.link_pend[0], RX_PEND_NONE);
+	assert_int_equal(rig.link_pend[1], RX_PEND_NONE);
+	rig_reset();
+	assert_int_equal(rig_call(fn, 3, &flags) & 0xff, 2);
+	assert_true(flags & 0x80);
+	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb - 1);
+	assert_int_equal(ring_head()[0], REC_TNT | 7);	/* 1, taken, taken */
+	assert_int_equal(rig_call(fn, 9, &flags) & 0xff, 1);
+	assert_int_equal(ring_head()[0], REC_TNT | 6);	/* 1, taken, not */
+	rig.orig_land[0] = 0x500000;
+	(void)state;
+}
+
+/* An indirect jump carrying "not taken": its target record's tag holds it. */
+static void indirect_carries(void **state)
+{
+	static const uint8_t code[] = { 0xff, 0xe7 };	/* jmp *%rdi */
+	uint64_t fn, flags, t, target = 0x500000;
+	uint64_t *entry = rig.tables + (target & 0xffff) * 2;
+
+	fn = rig_translate_pend(code, sizeof(code), BASE, 2, 1);
+	memset(rig.tables, 0, 2 * RX_TABLE_BYTES);
+	entry[0] = target;
+	entry[1] = rig.entry[0];
+	rig_reset();
+	assert_int_equal(rig_call(fn, target, &flags) & 0xff, 1);
+	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb - REC_ADDR_LEN);
+	assert_int_equal(ring_head()[0], REC_IND_O | 2);
+	memcpy(&t, ring_head() + 1, 8);
+	assert_int_equal(t, target);
+	assert_int_equal(rig_call(fn, target, &flags) & 0xff, 1);
+	assert_int_equal(ring_head()[0], REC_IND32_O | 2);
+	(void)state;
+}
+
+/*
+ * A block that cannot carry outcomes (it ends in a system call) records
+ * them first, then goes on as its translation without any.
+ */
+static void stub_records(void **state)
+{
+	static const uint8_t code[] = { 0x0f, 0x05 };	/* syscall */
+	uint64_t fn, flags;
+
+	rig.orig_land[0] = BASE;	/* "the translation without" */
+	fn = rig_translate_pend(code, sizeof(code), BASE, 3, 1);
+	assert_int_equal(rig.link_pend[0], RX_PEND_NONE);
+	rig_reset();
+	assert_int_equal(rig_call(fn, 0, &flags) & 0xff, 1);
+	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb - 1);
+	assert_int_equal(ring_head()[0], REC_TNT | 3);
+	rig.orig_land[0] = 0x500000;
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +457,9 @@ int main(void)
 		cmocka_unit_test(rip_relative),
 		cmocka_unit_test(rip_out_of_reach),
 		cmocka_unit_test(indirect_lookup),
+		cmocka_unit_test(cond_carries),
+		cmocka_unit_test(indirect_carries),
+		cmocka_unit_test(stub_records),
 	};
 
 	return cmocka_run_group_tests(tests, rig_setup, rig_teardown);
