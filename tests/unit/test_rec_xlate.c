@@ -262,17 +262,27 @@ static const uint8_t *ring_head(void)
  * 1 (fall-through) or 2 (taken) and leave the flags as the cmp set them:
  * the record stub in between must not change them.
  */
+#define COND_LEN 10
+
+static void cond_code(uint8_t code[COND_LEN])
+{
+	static const uint8_t head[] = { 0x48, 0x83, 0xff, 0x05,	/* cmp $5,%rdi */
+					0x0f, 0x8c };		/* jl rel32 */
+	int32_t rel = (int32_t)(0x600000 - (BASE + COND_LEN));
+
+	memcpy(code, head, sizeof(head));
+	memcpy(code + sizeof(head), &rel, 4);
+	/* the fall-through must be 0x500000: claim a block that ends there */
+	rig.orig_land[0] = BASE + COND_LEN;
+}
+
 static void cond_records(void **state)
 {
-	uint8_t code[16] = { 0x48, 0x83, 0xff, 0x05,	/* cmp $5,%rdi */
-			     0x0f, 0x8c };		/* jl rel32 */
+	uint8_t code[COND_LEN];
 	uint64_t fn, flags;
-	int32_t rel = (int32_t)(0x600000 - (BASE + 10));
 
-	memcpy(code + 6, &rel, 4);
-	/* the fall-through must be 0x500000: claim a block that ends there */
-	rig.orig_land[0] = BASE + 10;
-	fn = rig_translate(code, 10, BASE);
+	cond_code(code);
+	fn = rig_translate(code, COND_LEN, BASE);
 
 	rig_reset();
 	assert_int_equal(rig_call(fn, 3, &flags) & 0xff, 2);	/* 3 < 5: taken */
@@ -377,14 +387,11 @@ static void indirect_lookup(void **state)
  */
 static void cond_carries(void **state)
 {
-	uint8_t code[16] = { 0x48, 0x83, 0xff, 0x05,	/* cmp $5,%rdi */
-			     0x0f, 0x8c };		/* jl rel32 */
+	uint8_t code[COND_LEN];
 	uint64_t fn, flags;
-	int32_t rel = (int32_t)(0x600000 - (BASE + 10));
 
-	memcpy(code + 6, &rel, 4);
-	rig.orig_land[0] = BASE + 10;
-	fn = rig_translate_pend(code, 10, BASE, RX_PEND_NONE, 1);
+	cond_code(code);
+	fn = rig_translate_pend(code, COND_LEN, BASE, RX_PEND_NONE, 1);
 	assert_int_equal(rig.link_pend[0], 2);		/* carries "not taken" */
 	assert_int_equal(rig.link_pend[1], 3);		/* carries "taken" */
 	rig_reset();
@@ -393,7 +400,7 @@ static void cond_carries(void **state)
 	assert_int_equal(rig_call(fn, 9, &flags) & 0xff, 1);
 	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb);  /* nothing */
 
-	fn = rig_translate_pend(code, 10, BASE, 3, 1);	/* "taken" pending */
+	fn = rig_translate_pend(code, COND_LEN, BASE, 3, 1);	/* "taken" pending */
 	assert_int_equal(rig.link_pend[0], RX_PEND_NONE);
 	assert_int_equal(rig.link_pend[1], RX_PEND_NONE);
 	rig_reset();
