@@ -35,7 +35,7 @@ DEB_FILES := /usr/include/intel-pt.h /usr/include/capstone/capstone.h \
              /usr/bin/debuginfod
 
 BUILD    := build
-LIB_SRC  := $(sort $(wildcard lib/*.c))
+LIB_SRC  := $(sort $(shell find lib -name "*.c"))
 DEC_SRC  := $(sort $(wildcard decoder/*.c))
 CMD_SRC  := $(sort $(wildcard cmd/*.c))
 # btrace gdbserver's protocol engine: linked into btrace, not installed.

@@ -12,7 +12,7 @@
  * .gnu_debugdata, xz-compressed), separate debug files by build-id and by
  * .gnu_debuglink under its debuginfo_path, and debuginfod through
  * dwfl_standard_find_debuginfo().  It synthesizes no PLT symbols: those
- * come from lib/plt.c, per module.
+ * come from lib/image/plt.c, per module.
  */
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
@@ -29,7 +29,7 @@
 #include "btrace/error.h"
 #include "btrace/symbols.h"
 #include "internal.h"
-#include "plt.h"
+#include "image/plt.h"
 
 #define CACHE_SLOTS 4096	/* direct-mapped, a power of two */
 /*

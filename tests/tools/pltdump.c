@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plt.h"
+#include "image/plt.h"
 
 static int dump(const char *path, int named)
 {

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perf.h"
+#include "backend/perf/perf.h"
 
 #define SIM_PAGE 4096
 

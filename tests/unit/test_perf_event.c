@@ -17,7 +17,7 @@
 
 #include "btrace/btrace.h"
 #include "internal.h"
-#include "perf.h"
+#include "backend/perf/perf.h"
 
 static int open_faults(struct bt_perf_event *ev, int backward)
 {

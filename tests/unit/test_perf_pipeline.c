@@ -16,7 +16,7 @@
 
 #include "btrace/btrace.h"
 #include "internal.h"
-#include "perf.h"
+#include "backend/perf/perf.h"
 #include "perf_sim.h"
 #include "../tools/synth/ptsynth.h"
 

@@ -12,7 +12,7 @@
 
 #include "btrace/btrace.h"
 #include "internal.h"
-#include "perf.h"
+#include "backend/perf/perf.h"
 
 static char dir[64];
 

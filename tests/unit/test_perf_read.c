@@ -13,7 +13,7 @@
 
 #include "btrace/btrace.h"
 #include "internal.h"
-#include "perf.h"
+#include "backend/perf/perf.h"
 #include "perf_sim.h"
 
 #define NBR 4096

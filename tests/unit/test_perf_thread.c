@@ -23,7 +23,7 @@
 
 #include "btrace/btrace.h"
 #include "internal.h"
-#include "perf.h"
+#include "backend/perf/perf.h"
 
 #define AREA ((uintptr_t)0x5a5a00000000ull)
 #define NPAGE 40

@@ -20,8 +20,8 @@
 #include <cmocka.h>
 
 #include "btrace/error.h"
-#include "rec_ring.h"
-#include "rec_xlate.h"
+#include "rec/rec_ring.h"
+#include "rec/rec_xlate.h"
 
 #define BASE 0x400000ull	/* where the "original" code claims to be */
 

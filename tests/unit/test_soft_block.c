@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "btrace/error.h"
-#include "soft_block.h"
+#include "backend/soft/soft_block.h"
 
 #define BASE 0x400000ull
 

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "btrace/error.h"
-#include "soft_displace.h"
+#include "backend/soft/soft_displace.h"
 
 #define PAGE 4096
 

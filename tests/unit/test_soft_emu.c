@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "btrace/error.h"
-#include "soft_emu.h"
+#include "backend/soft/soft_emu.h"
 
 #define ARRAY_N(a) (sizeof(a) / sizeof((a)[0]))
 

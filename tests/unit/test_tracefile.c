@@ -14,7 +14,7 @@
 
 #include "btrace/btrace.h"
 #include "internal.h"
-#include "tracefile_internal.h"
+#include "tracefile/tracefile_internal.h"
 
 /* A trace with a bit of everything, its data varied by @seed. */
 static struct bt_trace *sample(unsigned int seed)

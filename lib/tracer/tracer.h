@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef BTRACE_TARGET_INTERNAL_H
-#define BTRACE_TARGET_INTERNAL_H
+#ifndef BTRACE_TRACER_H
+#define BTRACE_TRACER_H
 
 /*
  * The traced process as target.c keeps it, shared with the backends
@@ -182,4 +182,4 @@ struct bt_backend_ops;
 int bt_backend_select(const struct bt_target_opts *o,
 		      const struct bt_backend_ops **ops);
 
-#endif /* BTRACE_TARGET_INTERNAL_H */
+#endif /* BTRACE_TRACER_H */

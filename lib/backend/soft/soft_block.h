@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "btrace/insn.h"
-#include "soft_emu.h"
+#include "backend/soft/soft_emu.h"
 
 /* How a block ends. */
 enum bt_block_end {

@@ -16,8 +16,8 @@
 #include "btrace/error.h"
 #include "btrace/tracefile.h"
 #include "internal.h"
-#include "plt.h"
-#include "tracefile_internal.h"
+#include "image/plt.h"
+#include "tracefile/tracefile_internal.h"
 
 struct symvec {
 	struct bt_trace_sym *s;

@@ -10,7 +10,7 @@
 
 #include "btrace/error.h"
 #include "internal.h"
-#include "perf.h"
+#include "backend/perf/perf.h"
 
 #define MIN_PAGES 4
 

@@ -29,11 +29,11 @@
 #include <sys/syscall.h>
 #include <sys/user.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "btrace/branch.h"
 #include "btrace/error.h"
 #include "internal.h"
-#include "target_internal.h"
+#include "tracer/tracer.h"
 
 struct soft_thread {
 	uint64_t pc;		/* where the outstanding step was issued */

@@ -11,7 +11,7 @@
 
 #include "btrace/error.h"
 #include "internal.h"
-#include "perf.h"
+#include "backend/perf/perf.h"
 
 /* Read the first line of @dir/@file into @buf. */
 static int read_line(const char *dir, const char *file, char *buf,

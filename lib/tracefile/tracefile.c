@@ -18,7 +18,7 @@
 #include "btrace/error.h"
 #include "btrace/tracefile.h"
 #include "internal.h"
-#include "tracefile_internal.h"
+#include "tracefile/tracefile_internal.h"
 
 static const uint8_t magic[8] = { 0x89, 'B', 'T', 'R', '\r', '\n', 0x1a, '\n' };
 

@@ -28,12 +28,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "btrace/branch.h"
 #include "btrace/error.h"
 #include "btrace/target.h"
 #include "internal.h"
-#include "target_internal.h"
+#include "tracer/tracer.h"
 
 /*
  * fork and vfork are always seen: a child we do not follow is let go

@@ -10,12 +10,12 @@
 #include <string.h>
 #include <sys/ptrace.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "btrace/doctor.h"
 #include "btrace/error.h"
 #include "internal.h"
-#include "perf.h"
-#include "target_internal.h"
+#include "backend/perf/perf.h"
+#include "tracer/tracer.h"
 
 /* Per target: the event template and every thread's state ever made. */
 struct perf_target {

@@ -53,7 +53,7 @@
  * change to its list of libraries.
  */
 
-#include "backend.h"
+#include "backend/backend.h"
 
 extern const struct bt_backend_ops bt_backend_soft_fast;
 

@@ -19,7 +19,7 @@
 #include "btrace/doctor.h"
 #include "btrace/error.h"
 #include "internal.h"
-#include "perf.h"
+#include "backend/perf/perf.h"
 
 static int read_long(const char *path, long *v)
 {

@@ -10,7 +10,7 @@
 
 #include "btrace/error.h"
 #include "internal.h"
-#include "soft_emu.h"
+#include "backend/soft/soft_emu.h"
 
 #define EFL_CF (1u << 0)
 #define EFL_PF (1u << 2)

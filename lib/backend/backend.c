@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "btrace/error.h"
 #include "btrace/target.h"
 #include "internal.h"
-#include "target_internal.h"
+#include "tracer/tracer.h"
 
 /* In the order auto tries them: hardware first, then software. */
 static const struct bt_backend_ops *const registry[] = {

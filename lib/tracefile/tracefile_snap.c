@@ -18,7 +18,7 @@
 #include "btrace/target.h"
 #include "btrace/tracefile.h"
 #include "internal.h"
-#include "tracefile_internal.h"
+#include "tracefile/tracefile_internal.h"
 
 /* Larger executable mappings are not saved (huge JIT arenas). */
 #define CODE_MAX_MAPPING (256u << 20)

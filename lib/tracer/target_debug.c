@@ -19,9 +19,9 @@
 #include "btrace/error.h"
 #include "btrace/ring.h"
 #include "btrace/target.h"
-#include "backend.h"
+#include "backend/backend.h"
 #include "internal.h"
-#include "target_internal.h"
+#include "tracer/tracer.h"
 
 static int regset_err(pid_t tid, int type, int e)
 {

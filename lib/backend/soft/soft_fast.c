@@ -23,12 +23,12 @@
 #include "btrace/maps.h"
 #include "btrace/ring.h"
 #include "internal.h"
-#include "soft_block.h"
-#include "soft_displace.h"
-#include "soft_emu.h"
-#include "soft_fast.h"
-#include "rec.h"
-#include "target_internal.h"
+#include "backend/soft/soft_block.h"
+#include "backend/soft/soft_displace.h"
+#include "backend/soft/soft_emu.h"
+#include "backend/soft/soft_fast.h"
+#include "rec/rec.h"
+#include "tracer/tracer.h"
 
 #define CHAIN_MAX 64
 #define EXIT_MAX 16

@@ -22,7 +22,7 @@
 
 #include "btrace/error.h"
 #include "internal.h"
-#include "plt.h"
+#include "image/plt.h"
 
 #define PLT_MAX_ENTRY 16	/* the largest x86-64 PLT entry */
 

@@ -8,7 +8,7 @@
 
 #include "btrace/error.h"
 #include "internal.h"
-#include "soft_block.h"
+#include "backend/soft/soft_block.h"
 
 #define CHUNK 256	/* code bytes read at a time */
 

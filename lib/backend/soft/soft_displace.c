@@ -15,8 +15,8 @@
 #include "btrace/insn.h"
 #include "btrace/maps.h"
 #include "internal.h"
-#include "soft_displace.h"
-#include "target_internal.h"
+#include "backend/soft/soft_displace.h"
+#include "tracer/tracer.h"
 
 #define SLOT_SIZE BT_DISPLACE_SLOT_SIZE
 #define JMP_BACK_LEN 14		/* jmp *0(%rip); .quad next */

@@ -24,11 +24,11 @@
 #include "btrace/branch.h"
 #include "btrace/error.h"
 #include "internal.h"
-#include "rec.h"
-#include "rec_ring.h"
-#include "rec_xlate.h"
-#include "soft_displace.h"
-#include "target_internal.h"
+#include "rec/rec.h"
+#include "rec/rec_ring.h"
+#include "rec/rec_xlate.h"
+#include "backend/soft/soft_displace.h"
+#include "tracer/tracer.h"
 
 #define ZONE_SIZE	(16u << 20)
 #define ZONE_MAX	64

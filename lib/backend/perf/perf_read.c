@@ -10,7 +10,7 @@
 
 #include "btrace/error.h"
 #include "internal.h"
-#include "perf.h"
+#include "backend/perf/perf.h"
 
 static uint64_t load_head(const struct bt_perf_layout *l, int aux)
 {

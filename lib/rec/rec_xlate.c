@@ -10,8 +10,8 @@
 
 #include "btrace/error.h"
 #include "internal.h"
-#include "rec_ring.h"
-#include "rec_xlate.h"
+#include "rec/rec_ring.h"
+#include "rec/rec_xlate.h"
 
 #define NEAR_LIMIT (1ll << 31)
 

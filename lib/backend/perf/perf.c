@@ -12,7 +12,7 @@
 
 #include "btrace/error.h"
 #include "internal.h"
-#include "perf.h"
+#include "backend/perf/perf.h"
 
 size_t bt_page_size(void)
 {
