@@ -20,7 +20,7 @@
 
 #include "btrace/decode.h"
 #include "btrace/error.h"
-#include "server_internal.h"
+#include "cmds.h"
 
 #define BTS_HEAD "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n" \
 		 "<btrace version=\"1.0\">\n"
@@ -81,13 +81,6 @@ static struct gs_bt_thread *bt_find(struct gs_server *s, pid_t tid)
 	return NULL;
 }
 
-void gs_btrace_forget(struct gs_server *s)
-{
-	free(s->bt);
-	s->bt = NULL;
-	s->nbt = 0;
-}
-
 static void reply_text(struct gs_server *s, const char *text)
 {
 	gs_buf_reset(&s->reply);
@@ -137,7 +130,7 @@ static void bt_disable(struct gs_server *s, pid_t tid)
 	reply_text(s, "OK");
 }
 
-void gs_btrace_packet(struct gs_server *s, const char *pkt)
+void gs_cmd_btrace(struct gs_server *s, char *pkt)
 {
 	pid_t tid = gs_current(s);
 	const char *p;

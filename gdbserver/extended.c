@@ -13,10 +13,7 @@
 #include <string.h>
 
 #include "btrace/error.h"
-#include "server_internal.h"
-
-/* Between processes: everything the server asks is "not there". */
-const struct gs_target_ops gs_no_proc_ops = { 0 };
+#include "cmds.h"
 
 static void free_argv(char **argv)
 {
@@ -43,39 +40,6 @@ static char **copy_argv(char *const *argv)
 		}
 	}
 	return c;
-}
-
-/*
- * A new process (or none, @p->ops NULL): the state that belonged to the
- * old one goes (threads, branch trace, documents), GDB's signal settings
- * stay.
- */
-void gs_proc_set(struct gs_server *s, const struct gs_proc *p)
-{
-	s->ops = p->ops ? p->ops : &gs_no_proc_ops;
-	s->ctx = p->ops ? p->ctx : NULL;
-	s->last = p->first;
-	s->gone = !p->ops;
-	s->wstatus = 0;
-	s->gthread = s->cthread = 0;
-	s->xfer_key[0] = '\0';
-	gs_btrace_forget(s);
-	s->avx = gs_check_avx(s);
-	if (s->ops->stop_signals && s->ops->resume)
-		s->ops->stop_signals(s->ctx, ~s->pass);
-}
-
-/* Only a server with a spawner owns its process; the others keep it. */
-void gs_proc_drop(struct gs_server *s)
-{
-	struct gs_proc p = { .ops = s->ops, .ctx = s->ctx };
-
-	if (!s->spawner || s->ops == &gs_no_proc_ops)
-		return;
-	s->last_pid = gs_proc_pid(s);
-	s->ops = &gs_no_proc_ops;
-	s->ctx = NULL;
-	s->spawner->release(s->spawner->arg, &p);
 }
 
 int gs_server_extend(struct gs_server *s, const struct gs_spawner *sp,

@@ -6,10 +6,13 @@
  * btrace gdbserver: GDB's remote protocol over a target that btrace
  * traces, so that GDB's own `record btrace` works on any machine.
  *
- * The server (server.c) speaks the protocol and knows nothing of ptrace;
- * it drives a struct gs_target_ops: a live process under bt_target
- * (live.c), or a saved trace with its core file (postmortem.c).  The
- * branch trace is served in GDB's Branch Trace Format (btrace_xml.c).
+ * The server (server.c, which dispatches each packet to its family:
+ * run.c, threads.c, memregs.c, query.c, xfer.c, btrace.c, extended.c,
+ * hostio.c; their shared state in state.c) speaks the protocol and knows
+ * nothing of ptrace; it drives a struct gs_target_ops: a live process
+ * under bt_target (live.c), or a saved trace with its core file
+ * (postmortem.c).  The branch trace is served in GDB's Branch Trace
+ * Format (btrace.c).
  *
  * Used by cmd/gdbserver.c, the tests and the fuzz target; not installed.
  * Errors are negative bt_error codes; nothing here prints or exits.

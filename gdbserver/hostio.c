@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server_internal.h"
+#include "cmds.h"
 
 #define FIO_ENAMETOOLONG 91
 #define FIO_EUNKNOWN 9999
@@ -266,7 +266,7 @@ static void fio_setfs(struct gs_server *s, const char *p)
 	gs_buf_adds(&s->reply, "F0");
 }
 
-void gs_hostio_packet(struct gs_server *s, const char *pkt)
+void gs_cmd_hostio(struct gs_server *s, char *pkt)
 {
 	static const struct {
 		const char *name;

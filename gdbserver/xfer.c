@@ -8,13 +8,13 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "btrace/error.h"
-#include "server_internal.h"
+#include "cmds.h"
 
-#define MAX_THREADS 4096
 #define MAX_LIBS 4096
 
 /* Text for an XML attribute value. */
@@ -38,16 +38,16 @@ static void put_xml(struct gs_buf *b, const char *s)
 
 static int doc_threads(struct gs_server *s, struct gs_buf *out)
 {
-	pid_t *tids = calloc(MAX_THREADS, sizeof(*tids));
+	pid_t *tids = calloc(GS_MAX_THREADS, sizeof(*tids));
 	struct gs_buf name;
 	size_t i, n = 0;
 
 	if (!tids)
 		return -bte_nomem;
 	if (!s->gone && s->ops->threads)
-		n = s->ops->threads(s->ctx, tids, MAX_THREADS);
-	if (n > MAX_THREADS)
-		n = MAX_THREADS;
+		n = s->ops->threads(s->ctx, tids, GS_MAX_THREADS);
+	if (n > GS_MAX_THREADS)
+		n = GS_MAX_THREADS;
 	gs_buf_init(&name);
 	gs_buf_adds(out, "<?xml version=\"1.0\"?>\n<threads>\n");
 	for (i = 0; i < n; i++) {
@@ -251,3 +251,65 @@ int gs_xfer_doc(struct gs_server *s, const char *object, const char *annex,
 		return gs_btrace_conf_doc(s, out);
 	return 1;
 }
+
+/*
+ * qXfer:object:read:annex:offset,length.  The document is made at offset
+ * 0 and kept for the reads that follow (as gdbserver does).
+ */
+void gs_cmd_xfer(struct gs_server *s, char *pkt)
+{
+	char *object = pkt + 6, *op, *annex, *range;
+	char key[sizeof(s->xfer_key)];
+	const char *p;
+	uint64_t off, len;
+	size_t take, room;
+	int ret;
+
+	op = strchr(object, ':');
+	if (!op)
+		goto bad;
+	*op++ = '\0';
+	annex = strchr(op, ':');
+	if (!annex)
+		goto bad;
+	*annex++ = '\0';
+	if (strcmp(op, "read"))
+		return;		/* writes: not supported */
+	range = strrchr(annex, ':');
+	if (!range)
+		goto bad;
+	*range++ = '\0';
+	p = range;
+	if (gs_parse_addr_len(&p, '\0', &off, &len) < 0)
+		goto bad;
+	snprintf(key, sizeof(key), "%s:%s", object, annex);
+	if (off == 0 || strcmp(s->xfer_key, key)) {
+		gs_buf_reset(&s->xfer);
+		s->xfer_key[0] = '\0';
+		ret = gs_xfer_doc(s, object, annex, &s->xfer);
+		if (ret == 1)
+			return;		/* unknown object: empty reply */
+		if (ret < 0 || s->xfer.oom) {
+			gs_buf_reset(&s->reply);
+			if (s->xfer.len && s->xfer.data[0] == 'E')
+				gs_buf_add(&s->reply, s->xfer.data, s->xfer.len);
+			else
+				gs_reply_err(s, ret == -bte_nomem ? ENOMEM : EIO);
+			gs_buf_reset(&s->xfer);
+			return;
+		}
+		snprintf(s->xfer_key, sizeof(s->xfer_key), "%s", key);
+	}
+	if (off > s->xfer.len) {
+		gs_reply_err(s, EINVAL);
+		return;
+	}
+	room = len < GS_PACKET_MAX - 8 ? (size_t)len : GS_PACKET_MAX - 8;
+	take = gs_bin_fit(s->xfer.data + off, s->xfer.len - off, room);
+	gs_buf_adds(&s->reply, off + take < s->xfer.len ? "m" : "l");
+	gs_buf_bin(&s->reply, s->xfer.data + off, take);
+	return;
+bad:
+	gs_reply_err(s, EINVAL);
+}
+
