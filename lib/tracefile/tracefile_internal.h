@@ -2,12 +2,22 @@
 #ifndef BTRACE_TRACEFILE_INTERNAL_H
 #define BTRACE_TRACEFILE_INTERNAL_H
 
-/* Trace file layout constants shared by the writer, the reader and tests. */
+/*
+ * Trace file layout constants shared by the writer (tracefile_write.c),
+ * the reader (tracefile_read.c), the loaders (tracefile.c) and tests.
+ */
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "btrace/tracefile.h"
+
+extern const uint8_t bt_trace_magic[8];
+
+#define BT_TRACE_HDR_SIZE 32
+#define BT_TRACE_SEC_HDR_SIZE 24
+/* A string's length that says "no string" (NULL). */
+#define BT_TRACE_STR_NULL 0xffffffffu
 
 #define BT_TRACE_VERSION_MAJOR 1
 #define BT_TRACE_VERSION_MINOR 1
@@ -32,6 +42,43 @@ enum bt_sec_type {
 #define BT_SECF_REQUIRED 1u
 
 uint32_t bt_crc32(uint32_t crc, const void *buf, size_t len);
+
+/*
+ * Fuzzers build with checksums ignored (the libFuzzer convention), so that
+ * they reach the section parsers instead of stopping at every CRC.
+ */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define crc_ok(crc, p, n) ((void)(crc), 1)
+#else
+#define crc_ok(crc, p, n) ((crc) == bt_crc32(0, (p), (n)))
+#endif
+
+/* A mapped thread's data, checked chunk by chunk when asked. */
+struct lazy_thread {
+	size_t sec_off;		/* the section's offset in the file */
+	const uint8_t *crcs;	/* nchunks little-endian CRCs */
+	uint32_t chunk, nchunks;
+	uint8_t *checked;	/* one byte per chunk */
+};
+
+/* A trace file bt_trace_map() mapped, which its trace points into. */
+struct bt_trace_mapping {
+	void *base;
+	size_t len;
+	struct lazy_thread *lazy;	/* by thread index; chunk 0: none */
+	size_t nlazy_cap;
+};
+
+/*
+ * Parse @len bytes at @buf into *@trace (tracefile_read.c); with @map,
+ * point into them (bt_trace_map()), the mapping still the caller's on
+ * failure.  Returns 0, -bte_format, -bte_corrupt or -bte_nomem.
+ */
+int bt_trace_parse_buf(struct bt_trace **trace, const void *buf, size_t len,
+		       struct bt_trace_mapping *map);
+
+/* Forget what points into the mapping, which bt_trace_free() then keeps. */
+void bt_trace_unmap_pointers(struct bt_trace *t);
 
 /* Function symbols of the ELF mapped by @maps (tracefile_syms.c). */
 int bt_trace_collect_syms(struct bt_trace *trace);
