@@ -61,10 +61,16 @@ struct bt_branch {
 	uint16_t gap;	/* enum bt_gap_reason, for BT_BR_GAP */
 };
 
-/* "conditional", "jump", "call", "return", ... ; "?" for out of range. */
+/*
+ * The name of branch kind @kind (enum bt_branch_kind): "conditional",
+ * "jump", "call", "return", ...  Never fails: "?" for out of range.
+ */
 const char *bt_branch_kind_name(int kind);
 
-/* "overflow", "disabled", "decode error", ... ; "?" for out of range. */
+/*
+ * The name of gap reason @reason (enum bt_gap_reason): "overflow",
+ * "disabled", "decode error", ...  Never fails: "?" for out of range.
+ */
 const char *bt_gap_reason_name(int reason);
 
 #endif /* BTRACE_BRANCH_H */

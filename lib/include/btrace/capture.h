@@ -44,13 +44,19 @@ struct bt_capture {
 	uint32_t pt_mtc_freq, pt_nom_freq, pt_cpuid_15_eax, pt_cpuid_15_ebx;
 };
 
-/* Release the data of @cap (not @cap itself); accepts NULL. */
+/*
+ * Release the data of @cap (not @cap itself) and leave it empty; accepts
+ * NULL.  Never fails.
+ */
 void bt_capture_release(struct bt_capture *cap);
 
-/* "soft", "bts", "perf-bts", "pt". */
+/*
+ * The name of capture format @format (enum bt_format): "soft", "bts",
+ * "perf-bts", "pt", "none".  Never fails: "?" for out of range.
+ */
 const char *bt_format_name(int format);
 
-/* The CPU this runs on, from CPUID. */
+/* Fill @cpu with the CPU this runs on, from CPUID.  Never fails. */
 void bt_cpu_read(struct bt_cpu *cpu);
 
 #endif /* BTRACE_CAPTURE_H */

@@ -37,13 +37,19 @@ enum bt_error {
 	bte_max
 };
 
-/* A static, lowercase description of @err (positive or negative). */
+/*
+ * A static, lowercase description of @err (positive or negative).
+ * Never fails: "unknown error" for a code out of range.
+ */
 const char *bt_errstr(int err);
 
-/* The errno saved by the last failing call on this thread, or 0. */
+/* The errno saved by the last failing call on this thread, or 0.  Never fails. */
 int bt_errno(void);
 
-/* The detail saved by the last failing call on this thread, or "". */
+/*
+ * The detail saved by the last failing call on this thread, or "".
+ * Never fails; the string lives until the next failure on this thread.
+ */
 const char *bt_errdetail(void);
 
 #endif /* BTRACE_ERROR_H */

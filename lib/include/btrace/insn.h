@@ -39,30 +39,44 @@ struct bt_insn {
  * late_trap: cpuid.  Hypervisors emulate it, and some (seen on AMD EPYC
  * VMs) skip the trap flag's debug trap for the emulated instruction: a
  * single step of cpuid stops after the instruction that follows it.
- * Steppers then account for that instruction too (soft.c, soft_fast.c).
+ * Steppers then account for that instruction too (backend/soft/soft.c,
+ * backend/soft/soft_fast.c).
  */
 
 struct bt_disasm;
 
-/* A capstone handle with details on; free with bt_disasm_free (NULL ok). */
+/*
+ * Allocate a capstone handle with details on into *@dis; free it with
+ * bt_disasm_free(), which accepts NULL.  A handle serves one thread at a
+ * time.
+ * Returns 0; -bte_invalid if @dis is NULL; -bte_nomem; -bte_internal if
+ * capstone cannot open a handle.
+ */
 int bt_disasm_alloc(struct bt_disasm **dis);
 void bt_disasm_free(struct bt_disasm *dis);
 
 /*
- * Decode the instruction at @addr from @len bytes at @code.
- * Returns 0, or -bte_decode for bytes that are not an instruction.
+ * Decode the instruction at @addr from @len bytes at @code into @insn.
+ * Returns 0; -bte_invalid if @dis, @code or @insn is NULL; -bte_decode if
+ * the bytes are not an instruction (or are cut short by @len).
  */
 int bt_insn_decode(struct bt_disasm *dis, const uint8_t *code, size_t len,
 		   uint64_t addr, struct bt_insn *insn);
 
 /*
- * Format the instruction at @addr as "mnemonic operands" into @buf.
- * Returns its length in bytes, or -bte_decode.
+ * Format the instruction at @addr as "mnemonic operands" into @buf of
+ * @size bytes (truncated to fit, always NUL-ended if @size > 0).
+ * Returns the instruction's length in bytes; -bte_invalid if @dis, @code
+ * or @buf is NULL; -bte_decode if the bytes are not an instruction.
  */
 int bt_insn_format(struct bt_disasm *dis, const uint8_t *code, size_t len,
 		   uint64_t addr, char *buf, size_t size);
 
-/* The branch kind (enum bt_branch_kind) of a taken transfer by @iclass. */
+/*
+ * The branch kind (enum bt_branch_kind) of a taken transfer by an
+ * instruction of class @iclass (enum bt_insn_class).  Never fails:
+ * BT_BR_NONE for a class that does not branch or is out of range.
+ */
 int bt_insn_branch_kind(int iclass);
 
 #endif /* BTRACE_INSN_H */

@@ -28,14 +28,21 @@ struct bt_maps {
 
 /*
  * Read the mappings of @pid, 0 for the calling process (build-ids filled
- * for ELF files).  Returns 0, -bte_noent if there is no such process,
- * -bte_perm, or another negative bt_error (@maps is then empty); release
- * with bt_maps_release(), which accepts NULL.
+ * for ELF files, where they can be read); release them with
+ * bt_maps_release(), which accepts NULL and never fails.
+ * Returns 0; -bte_invalid if @maps is NULL or @pid negative; -bte_noent
+ * if there is no such process; -bte_perm if its maps may not be read;
+ * -bte_format if a line of the file cannot be parsed; -bte_nomem;
+ * -bte_io for another failure to open the file.  On failure @maps is
+ * empty.
  */
 int bt_maps_read(pid_t pid, struct bt_maps *maps);
 void bt_maps_release(struct bt_maps *maps);
 
-/* The mapping containing @addr (binary search), or NULL. */
+/*
+ * The mapping of @maps containing @addr (binary search); NULL if none or
+ * @maps is NULL.
+ */
 const struct bt_map *bt_maps_find(const struct bt_maps *maps, uint64_t addr);
 
 #endif /* BTRACE_MAPS_H */

@@ -70,18 +70,22 @@ void bt_ring_free(struct bt_ring *ring);
  * header) from @payload.  The header is filled in by the ring.  Overwrites
  * the oldest records when needed.
  * Returns 0, or -bte_invalid if the record cannot fit in the ring (or in
- * BT_REC_MAX_SIZE) or @type is not a known enum bt_rec_type.
+ * BT_REC_MAX_SIZE), @type is not a known enum bt_rec_type, @ring is NULL
+ * or @payload is NULL with @len > 0.
  */
 int bt_ring_write(struct bt_ring *ring, uint16_t type, const void *payload,
 		  size_t len);
 
-/* Free-running positions and the capacity; see above. */
+/*
+ * Free-running positions, the capacity and the data area of @ring; see
+ * above.  Never fail (@ring must be a ring).
+ */
 uint64_t bt_ring_head(const struct bt_ring *ring);
 uint64_t bt_ring_tail(const struct bt_ring *ring);
 size_t bt_ring_size(const struct bt_ring *ring);
 const uint8_t *bt_ring_data(const struct bt_ring *ring);
 
-/* Records and bytes overwritten so far. */
+/* Records and bytes overwritten so far.  Never fail. */
 uint64_t bt_ring_lost_records(const struct bt_ring *ring);
 uint64_t bt_ring_lost_bytes(const struct bt_ring *ring);
 
@@ -100,6 +104,10 @@ struct bt_ring_view {
 	void *ctx;
 };
 
+/*
+ * Fill @view with the positions of the live @ring now, re-reading its tail
+ * as the walk goes (load_tail).  Never fails.
+ */
 void bt_ring_view_init(struct bt_ring_view *view, const struct bt_ring *ring);
 
 /*
@@ -107,9 +115,11 @@ void bt_ring_view_init(struct bt_ring_view *view, const struct bt_ring *ring);
  * (header included, unwrapped) into a scratch buffer and calling @fn with
  * it.  @fn returns 0 to go on, anything else to stop the walk (returned).
  *
- * Returns 0 after the last record; -bte_corrupt at an invalid header;
- * -bte_torn if the writer overtook the reader (the records passed to @fn so
- * far were complete and valid).
+ * Returns 0 after the last record, or what @fn returned to stop it;
+ * -bte_invalid if @view is not a ring view (no data, a size not a power of
+ * two) or @fn is NULL; -bte_corrupt if the positions are inconsistent or
+ * at an invalid header; -bte_torn if the writer overtook the reader (the
+ * records passed to @fn so far were complete and valid); -bte_nomem.
  */
 typedef int (*bt_ring_fn)(const struct bt_rec_hdr *rec, void *ctx);
 int bt_ring_walk(const struct bt_ring_view *view, bt_ring_fn fn, void *ctx);
@@ -117,20 +127,28 @@ int bt_ring_walk(const struct bt_ring_view *view, bt_ring_fn fn, void *ctx);
 /*
  * Copy all records from tail to head into one linear buffer, oldest first
  * (the BT_FMT_SOFT capture format).  *@out is malloc'ed, owned by the caller.
- * Returns the number of records, or a negative bt_error as bt_ring_walk().
- * On -bte_corrupt or -bte_torn, *@out and *@len still hold what was valid before.
+ * Returns the number of records; -bte_invalid if @out or @len is NULL or
+ * @view is not a ring view; -bte_corrupt, -bte_torn as bt_ring_walk();
+ * -bte_nomem.  On -bte_corrupt or -bte_torn, *@out and *@len still hold
+ * what was valid before (the caller frees *@out).
  */
 int bt_ring_copy(const struct bt_ring_view *view, uint8_t **out, size_t *len);
 
 /*
  * Iterate a linear buffer of records (a bt_ring_copy() result).  Sets
  * *@rec to the record at *@off and advances *@off.
- * Returns 0, -bte_eos at the end, -bte_corrupt at an invalid header.
+ * Returns 0; -bte_eos at the end; -bte_corrupt at an invalid header or if
+ * *@off is past @len; -bte_invalid if @off or @rec is NULL, or @buf is
+ * NULL with @len > 0.
  */
 int bt_rec_next(const uint8_t *buf, size_t len, size_t *off,
 		const struct bt_rec_hdr **rec);
 
-/* Validate one header against @avail bytes available. 0 or -bte_corrupt. */
+/*
+ * Validate one header against @avail bytes available (@hdr need not be
+ * aligned).  Returns 0; -bte_corrupt if @hdr is NULL, shorter than a
+ * header, of an unknown type, of a bad size or check.
+ */
 int bt_rec_check(const struct bt_rec_hdr *hdr, size_t avail);
 
 #endif /* BTRACE_RING_H */

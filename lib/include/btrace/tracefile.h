@@ -59,7 +59,10 @@ struct bt_trace {
  * build-ids, the bytes of every executable mapping (file-backed code, vDSO,
  * anonymous executable memory), function symbols of the mapped ELF files,
  * @stop (may be NULL), the backend and the statistics.
- * Returns 0; -bte_nomem; -bte_exited if the process is gone.
+ * Returns 0; -bte_invalid if @trace or @target is NULL; -bte_nomem; a
+ * negative bt_error of bt_maps_read() (maps.h: -bte_noent if the process
+ * is gone, -bte_perm...) or of bt_target_capture() (target.h: -bte_exited
+ * if the process is gone); a thread that left meanwhile is skipped.
  */
 int bt_trace_from_target(struct bt_trace **trace, struct bt_target *target,
 			 const struct bt_stop *stop);
@@ -68,19 +71,26 @@ int bt_trace_from_target(struct bt_trace **trace, struct bt_target *target,
  * Write @trace to @path: to a temporary file in the same directory, mode
  * 0600 (the file holds the process's code and addresses), renamed over
  * @path when complete, so a reader never sees a partial file.
- * Returns 0, or -bte_io/-bte_perm/-bte_noent with the cause in bt_errno().
+ * Returns 0; -bte_invalid if @trace or @path is NULL, or @trace has more
+ * than 2^32 maps or symbols; -bte_nomem; -bte_perm or -bte_noent if the
+ * temporary file cannot be created in @path's directory; -bte_io if it
+ * cannot be written or renamed (the cause in bt_errno()).
  */
 int bt_trace_write(const struct bt_trace *trace, const char *path);
 
-/* bt_trace_from_target() then bt_trace_write(). */
+/*
+ * bt_trace_from_target() then bt_trace_write().
+ * Returns 0, or a negative bt_error as either of them.
+ */
 int bt_trace_save(struct bt_target *target, const struct bt_stop *stop,
 		  const char *path);
 
 /*
  * Load the trace file @path into a new *@trace.
- * Returns 0; -bte_noent/-bte_perm/-bte_io if it cannot be read;
- * -bte_format if it is not a trace file or needs a newer btrace;
- * -bte_corrupt if it is truncated or damaged.  bt_errdetail() says where.
+ * Returns 0; -bte_invalid if @trace or @path is NULL; -bte_noent,
+ * -bte_perm or -bte_io if it cannot be read; -bte_format if it is not a
+ * regular file, not a trace file, or needs a newer btrace; -bte_corrupt if
+ * it is truncated or damaged (bt_errdetail() says where); -bte_nomem.
  */
 int bt_trace_read(struct bt_trace **trace, const char *path);
 
@@ -91,7 +101,8 @@ int bt_trace_read(struct bt_trace **trace, const char *path);
  * written with per-chunk checksums (format 1.1) is not checked until
  * bt_trace_check() asks for a range of it.  Everything else is checked as
  * bt_trace_read() does.  The mapping lives until bt_trace_free().
- * Returns as bt_trace_read().
+ * Returns as bt_trace_read(); also -bte_nomem, -bte_perm, -bte_nosys
+ * or -bte_io if the file cannot be mapped.
  */
 int bt_trace_map(struct bt_trace **trace, const char *path);
 
@@ -99,23 +110,32 @@ int bt_trace_map(struct bt_trace **trace, const char *path);
  * Check the bytes [@begin, @end) of the data of @cap, a thread of @trace
  * from bt_trace_map(), against their chunks' checksums (each chunk once).
  * Data checked at load, or from bt_trace_read(), passes at once.
- * Returns 0; -bte_corrupt (bt_errdetail() says where); -bte_invalid.
+ * Returns 0; -bte_corrupt if a chunk's checksum does not match
+ * (bt_errdetail() says where); -bte_invalid if @cap is not a thread of
+ * @trace.
  */
 int bt_trace_check(const struct bt_trace *trace, const struct bt_capture *cap,
 		   uint64_t begin, uint64_t end);
 
-/* The same from @len bytes at @buf (which may be freed afterwards). */
+/*
+ * The same as bt_trace_read() from @len bytes at @buf (which may be freed
+ * afterwards).  Returns 0; -bte_invalid if @trace is NULL or @buf is NULL
+ * with @len > 0; -bte_format, -bte_corrupt, -bte_nomem as bt_trace_read().
+ */
 int bt_trace_parse(struct bt_trace **trace, const void *buf, size_t len);
 
 /*
  * Serialise @trace into a malloc'ed buffer *@buf of *@len bytes, exactly
- * what bt_trace_write() puts in the file.  Returns 0 or -bte_nomem.
+ * what bt_trace_write() puts in the file; the caller frees *@buf.
+ * Returns 0; -bte_invalid if an argument is NULL or @trace has more than
+ * 2^32 maps or symbols; -bte_nomem.
  */
 int bt_trace_encode(const struct bt_trace *trace, uint8_t **buf, size_t *len);
 
+/* Release @trace and all it owns (its mapping too); accepts NULL. */
 void bt_trace_free(struct bt_trace *trace);
 
-/* The capture of thread @tid in @trace, or NULL. */
+/* The capture of thread @tid in @trace; NULL if none or @trace is NULL. */
 const struct bt_capture *bt_trace_thread(const struct bt_trace *trace,
 					 pid_t tid);
 
@@ -129,7 +149,9 @@ const char *bt_trace_symbol(const struct bt_trace *trace, uint64_t addr,
 
 /*
  * Add the saved code of @trace to @image (image.h) as memory sections.
- * Implemented in libbtdecode (decoder/offline.c).  Returns 0 or < 0.
+ * Implemented in libbtdecode (decoder/offline.c).  Returns 0;
+ * -bte_invalid if @trace or @image is NULL; -bte_nomem or another negative
+ * bt_error of bt_image_add_mem() (image.h).
  */
 struct bt_image;
 int bt_trace_add_image(const struct bt_trace *trace, struct bt_image *image);
