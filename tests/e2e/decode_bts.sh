@@ -7,7 +7,6 @@ dir=$work
 
 "$TOOLS/ptsynth" "$dir" 3 2000 >/dev/null
 raw="--raw $dir/code.bin:0x400000"
-# "FROM -> TO" of each branch row of btrace's text, "[gap]" for a gap.
 
 # intel_bts: every entry the walk has; BTS has no gaps of its own here but
 # the walk's overflows lose records without a trace: compare up to the

@@ -7,7 +7,6 @@ dir=$work
 
 "$TOOLS/ptsynth" "$dir" 7 3000 1024 >/dev/null
 raw="--raw $dir/code.bin:0x400000"
-# "FROM -> TO" of each branch row of btrace's text, "[gap]" for a gap.
 
 # Branches (gaps as "[gap]") against the truth.
 "$BTRACE" decode --pt "$dir/trace.pt" $raw --all >"$dir/out.txt"

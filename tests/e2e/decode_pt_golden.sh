@@ -9,7 +9,7 @@
 dir=$work
 org=0x1000
 command -v as >/dev/null && command -v objcopy >/dev/null ||
-	{ echo "skip: GNU as and objcopy (binutils) are needed"; exit 77; }
+	skip "GNU as and objcopy (binutils) are needed"
 
 # The fixture's lines tagged @TAG, %labels replaced by their addresses.
 tagged() {	# tag fixture

@@ -8,7 +8,6 @@
 set -e
 dir=$work
 prog=$TARGETS/recursion
-# "FROM -> TO" of each branch row of btrace's text, "[gap]" for a gap.
 
 GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX,-BMI2,-EVEX \
 	"$TOOLS/captrace" -- "$prog" >"$dir/records.txt"

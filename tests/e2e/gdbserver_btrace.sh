@@ -15,11 +15,6 @@ SUMRET=$(line_of MARK_SUM_RET)
 FOR=$((CALLSQ - 1))
 SUMSTART=$(grep -n 'int s = 0, i;' "$GS_SRC" | cut -d: -f1)
 
-# Lines between "echo @@NAME" and the next "@@" marker of GDB's output.
-section() {
-	sed -n "/^@@$2\$/,/^@@/p" "$1" | sed '1d;$d'
-}
-
 # 1. Record from sum_squares to its return; histories; going backwards.
 gsgdb "$work/rec.out" "$GS_PROG" -ex "handle SIGUSR1 nostop noprint" \
 	-ex "break sum_squares" -ex continue -ex "record btrace" \

@@ -11,10 +11,6 @@
 STORE=$(line_of MARK_STORE)
 CALL=$(line_of MARK_CRASH_CALL)
 
-section() {
-	sed -n "/^@@$2\$/,/^@@/p" "$1" | sed '1d;$d'
-}
-
 # The crash, its trace, and the kernel's core of the same stop.
 mkdir "$work/pm" && cd "$work/pm" || exit 1
 ulimit -c unlimited 2>/dev/null

@@ -2,6 +2,13 @@
 # The setup every e2e test sources: a scratch directory of its own ($work),
 # removed on exit with every process the test registered in PIDS killed,
 # and small helpers.  Tests leave nothing behind.
+#
+# A test's whole prologue is then
+#	. "$TESTDIR/e2e/lib/common.sh"
+#	need_cmd gdb python3		# skips (77) with the reason if missing
+# and it ends with exit 0 (pass), fail "why" (1) or skip "why" (77).  A
+# test that exec's would lose the clean-up: run the command and exit with
+# its status instead.
 set -u
 work=$(mktemp -d "${TMPDIR:-/tmp}/btrace-e2e.XXXXXX") ||
 	{ echo "FAIL: no scratch directory"; exit 1; }
@@ -20,6 +27,20 @@ export PYTHONPATH="$TESTDIR/e2e/lib${PYTHONPATH:+:$PYTHONPATH}"
 fail() {
 	echo "FAIL: $*"
 	exit 1
+}
+
+# Skip the test: its reason is the last line it prints (tests/run-tests).
+skip() {
+	echo "$*"
+	exit 77
+}
+
+# Skip unless every command named is installed.
+need_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null || skip "$c is not installed"
+	done
 }
 
 # The "FROM -> TO" pairs (and "[gap]" lines) of btrace's text output on

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Sourced by tests/e2e/gdbserver_*.sh after common.sh: Debian's GDB in
 # batch mode against btrace gdbserver.
-command -v gdb >/dev/null || { echo "gdb is not installed"; exit 77; }
+need_cmd gdb
 
 GS_SRC=$TESTDIR/targets/gdbsrv_dyn.c
 GS_PROG=$TARGETS/gdbsrv_dyn
@@ -29,6 +29,12 @@ expect() {
 # expect_not FILE ERE WHAT
 expect_not() {
 	! grep -Eq -e "$2" "$1" || { sed 's/^/    /' "$1"; fail "$3"; }
+}
+
+# section FILE NAME: the lines between "echo @@NAME" and the next "@@"
+# marker of GDB's output in FILE.
+section() {
+	sed -n "/^@@$2\$/,/^@@/p" "$1" | sed '1d;$d'
 }
 
 # No GDB crash, no protocol trouble (a saved trace refusing to run is
