@@ -286,14 +286,14 @@ static void trace_opts(const struct gdbserver_args *a,
 }
 
 /* @t launched or attached: the live target GDB gets, at its first stop. */
-static int spawned(const struct bt_target_opts *topts, struct bt_target *t,
+static int spawned(const struct gdbserver_args *a, struct bt_target *t,
 		   struct gs_proc *p, char *why, size_t len)
 {
 	struct gs_live *live;
 	pid_t tids[1];
 
-	if (topts->backend == BT_BACKEND_AUTO)
-		run_trace_say_backend(t);
+	if (a->o.backend == BT_BACKEND_AUTO)
+		run_trace_say_backend(t, &a->o.trace);
 	if (gs_live_alloc(&live, t) < 0) {
 		bt_target_free(t);
 		snprintf(why, len, "%s", bt_errstr(-bte_nomem));
@@ -325,7 +325,7 @@ static int spawn_run(void *arg, char *const *argv, struct gs_proc *p,
 	}
 	fprintf(stderr, "Process %s created; pid = %d\n", argv[0],
 		bt_target_pid(t));
-	return spawned(&topts, t, p, why, len);
+	return spawned(arg, t, p, why, len);
 }
 
 static int spawn_attach(void *arg, pid_t pid, struct gs_proc *p, char *why,
@@ -343,7 +343,7 @@ static int spawn_attach(void *arg, pid_t pid, struct gs_proc *p, char *why,
 		return err;
 	}
 	fprintf(stderr, "Attached; pid = %d\n", pid);
-	return spawned(&topts, t, p, why, len);
+	return spawned(arg, t, p, why, len);
 }
 
 /* bt_target_free() kills what it launched, lets go what it attached to. */

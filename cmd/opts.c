@@ -120,13 +120,36 @@ static int set_output(struct cmd_opts *o, const char *v)
 
 /* ---- what is traced ---- */
 
+/*
+ * "auto, pt, bts or soft" (@modes 0) or "record, fast or step": the
+ * registry's backends or soft modes, in its order.
+ */
+static void registry_list(int modes, char *buf, size_t size)
+{
+	const struct bt_backend_info *b, *next;
+	const char *name;
+	size_t i, len;
+
+	len = snprintf(buf, size, "%s", modes ? "" : "auto");
+	for (i = 0; (b = bt_backend_info(i)) && len < size; i++) {
+		next = bt_backend_info(i + 1);
+		name = modes ? b->mode : b->name;
+		if (!name || (!modes && next && next->backend == b->backend))
+			continue;	/* the last row of a backend names it */
+		len += snprintf(buf + len, size - len, "%s%s",
+				!len ? "" : next ? ", " : " or ", name);
+	}
+}
+
 static int set_backend(struct cmd_opts *o, const char *v)
 {
+	char names[64];
+
 	o->backend = bt_backend_parse(v);
-	if (o->backend < 0)
-		return cmd_usage_error(o, "unknown backend '%s' (auto, pt, bts or soft)",
-				       v);
-	return 0;
+	if (o->backend >= 0)
+		return 0;
+	registry_list(0, names, sizeof(names));
+	return cmd_usage_error(o, "unknown backend '%s' (%s)", v, names);
 }
 
 static int set_buffer_size(struct cmd_opts *o, const char *v)
@@ -152,20 +175,16 @@ static int set_save_dir(struct cmd_opts *o, const char *v)
 
 static int set_soft_mode(struct cmd_opts *o, const char *v)
 {
-	static const char *const modes[] = {
-		[BT_SOFT_RECORD] = "record", [BT_SOFT_FAST] = "fast",
-		[BT_SOFT_STEP] = "step",
-	};
-	size_t i;
+	char modes[64];
+	int mode = bt_soft_mode_parse(v);
 
-	for (i = 0; i < BT_ARRAY_SIZE(modes); i++) {
-		if (!strcmp(v, modes[i])) {
-			o->trace.soft_mode = i;
-			return 0;
-		}
+	if (mode >= 0) {
+		o->trace.soft_mode = mode;
+		o->trace.soft_mode_given = 1;
+		return 0;
 	}
-	return cmd_usage_error(o, "--soft-mode is record, fast or step, not '%s'",
-			       v);
+	registry_list(1, modes, sizeof(modes));
+	return cmd_usage_error(o, "--soft-mode is %s, not '%s'", modes, v);
 }
 
 static int add_glob(struct cmd_opts *o, const char **globs, size_t *n,
@@ -499,6 +518,12 @@ int cmd_opts_parse(const struct cmd_desc *d, int argc, char **argv,
 			return cmd_usage_error(o, "unknown option '%s'",
 					       argv[optind - 1]);
 		ret = p->set(o, optarg);
+		if (ret)
+			return ret;
+	}
+	/* an option the backend cannot honour is refused, never ignored */
+	if (d->id & TRACING) {
+		ret = run_trace_check(o);
 		if (ret)
 			return ret;
 	}
