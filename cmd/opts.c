@@ -29,16 +29,22 @@ int cmd_usage_error(const struct cmd_opts *o, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* The decimal number @s starts with (no sign, no space): 0, or -1. */
+static int parse_decimal(const char *s, unsigned long long *v, char **end)
+{
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, end, 10);
+	return errno ? -1 : 0;
+}
+
 size_t cmd_parse_count(const char *s, size_t max)
 {
 	unsigned long long v;
 	char *end;
 
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v == 0 || v > max)
+	if (parse_decimal(s, &v, &end) || *end || v == 0 || v > max)
 		return 0;
 	return v;
 }
@@ -49,11 +55,7 @@ static size_t parse_size(const char *s)
 	unsigned long long v;
 	char *end;
 
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || v > MAX_BUFFER)
+	if (parse_decimal(s, &v, &end) || v > MAX_BUFFER)
 		return 0;
 	switch (*end) {
 	case 'k': case 'K': v <<= 10; end++; break;
