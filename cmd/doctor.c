@@ -32,6 +32,32 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
+/* "[{"mode":"record","honours":["filters",...]},...]": @backend's rows. */
+static void json_modes(int backend)
+{
+	const struct bt_backend_info *b;
+	unsigned cap;
+	size_t i, n = 0;
+
+	putchar('[');
+	for (i = 0; (b = bt_backend_info(i)); i++) {
+		if (b->backend != backend)
+			continue;
+		printf("%s{\"mode\":", n++ ? "," : "");
+		if (b->mode)
+			json_str(b->mode);
+		else
+			printf("null");
+		printf(",\"honours\":[");
+		for (cap = 1; cap && cap <= b->caps; cap <<= 1)
+			if (b->caps & cap)
+				printf("%s\"%s\"", (b->caps & (cap - 1)) ? "," : "",
+				       bt_backend_cap_name(cap));
+		printf("]}");
+	}
+	putchar(']');
+}
+
 static void print_json(const struct bt_doctor *d)
 {
 	int ids[BT_BACKEND_MAX];
@@ -58,6 +84,8 @@ static void print_json(const struct bt_doctor *d)
 		printf(":{\"usable\":%s,\"why\":",
 		       d->usable[ids[i]] ? "true" : "false");
 		json_str(d->why[ids[i]]);
+		printf(",\"modes\":");
+		json_modes(ids[i]);
 		putchar('}');
 	}
 	printf("},\"hardware\":%s}\n", bt_doctor_hw_usable(d) ? "true" : "false");

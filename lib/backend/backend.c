@@ -162,6 +162,21 @@ unsigned bt_target_opts_caps(const struct bt_target_opts *o)
 	return caps;
 }
 
+const char *bt_backend_cap_name(unsigned cap)
+{
+	switch (cap) {
+	case BT_CAP_FILTER:
+		return "filters";
+	case BT_CAP_FROM:
+		return "from";
+	case BT_CAP_UNTIL:
+		return "until";
+	case BT_CAP_POSITIONS:
+		return "positions";
+	}
+	return "?";
+}
+
 /* The field of struct bt_target_opts behind the lowest bit of @caps. */
 static const char *cap_field(unsigned caps)
 {

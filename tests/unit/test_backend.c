@@ -77,6 +77,15 @@ static void caps(void **state)
 			     BT_CAP_POSITIONS, 0);
 }
 
+static void cap_names(void **state)
+{
+	assert_string_equal(bt_backend_cap_name(BT_CAP_FILTER), "filters");
+	assert_string_equal(bt_backend_cap_name(BT_CAP_UNTIL), "until");
+	assert_string_equal(bt_backend_cap_name(BT_CAP_POSITIONS), "positions");
+	assert_string_equal(bt_backend_cap_name(0), "?");
+	assert_string_equal(bt_backend_cap_name(BT_CAP_FROM | BT_CAP_UNTIL), "?");
+}
+
 static void opts_caps(void **state)
 {
 	const char *none[] = { NULL }, *libc[] = { "libc*", NULL };
@@ -145,6 +154,7 @@ int main(void)
 		cmocka_unit_test(names_null),
 		cmocka_unit_test(auto_order),
 		cmocka_unit_test(caps),
+		cmocka_unit_test(cap_names),
 		cmocka_unit_test(opts_caps),
 		cmocka_unit_test(refuse),
 		cmocka_unit_test(honour),

@@ -99,8 +99,10 @@ struct bt_target;
  * Launch @argv[0] (searched in PATH) with @argv under tracing; it is stopped
  * at its first instruction when this returns.
  * Returns 0; -bte_noent if the program is not found, -bte_perm if not
- * executable, -bte_format if not an ELF file, -bte_nosys if the backend is
- * not available here (nothing is left running in any failure case).
+ * executable, -bte_format if not an ELF file, -bte_invalid if @o asks for
+ * what the backend cannot honour (enum bt_backend_cap), -bte_nosys if the
+ * backend is not available here (nothing is left running in any failure
+ * case).
  */
 int bt_target_launch(struct bt_target **target, const struct bt_target_opts *o,
 		     char *const argv[]);
@@ -109,7 +111,8 @@ int bt_target_launch(struct bt_target **target, const struct bt_target_opts *o,
  * Attach to every thread of process @pid; they are stopped when this
  * returns.  Returns 0; -bte_noent (no such process, or a zombie), -bte_perm
  * (see bt_errdetail() for ptrace_scope or credentials), -bte_busy (already
- * traced by another debugger).
+ * traced by another debugger), -bte_invalid and -bte_nosys as
+ * bt_target_launch() (before any ptrace request).
  */
 int bt_target_attach(struct bt_target **target, const struct bt_target_opts *o,
 		     pid_t pid);
@@ -333,6 +336,9 @@ struct bt_backend_info {
 	const char *about;	/* one line for help and doctor */
 	unsigned caps;		/* enum bt_backend_cap bits */
 };
+
+/* "filters", "from", "until", "positions": @cap's name (one bit); "?". */
+const char *bt_backend_cap_name(unsigned cap);
 
 /* Row @i of the registry; NULL past its end. */
 const struct bt_backend_info *bt_backend_info(size_t i);
