@@ -228,6 +228,9 @@ static int set_no_debuginfod(struct cmd_opts *o, const char *v)
 	return 0;
 }
 
+/* The registry's backends (backend.c), as backend_select.sh checks. */
+#define BACKEND_HELP "auto (default), pt, bts or soft"
+
 #define TRACED (CMD_RUN | CMD_ATTACH)
 /* How it is traced: gdbserver too. */
 #define TRACING (CMD_RUN | CMD_ATTACH | CMD_GDBSERVER)
@@ -258,10 +261,9 @@ static const struct cmd_option cmd_options[] = {
 	CMD_OPT_FLAG("no-color", 0, SHOWN, no_color,
 		     "no colours, even on a terminal"),
 	CMD_OPT_FLAG("no-colour", 0, SHOWN, no_color, NULL),
-	CMD_OPT_FN("backend", 'b', "NAME", CMD_RUN, set_backend,
-		   "auto (default), pt, bts or soft"),
+	CMD_OPT_FN("backend", 'b', "NAME", CMD_RUN, set_backend, BACKEND_HELP),
 	CMD_OPT_FN("backend", 0, "NAME", CMD_ATTACH | CMD_GDBSERVER,
-		   set_backend, "auto (default), pt, bts or soft"),
+		   set_backend, BACKEND_HELP),
 	CMD_OPT_FN("buffer-size", 's', "SIZE", TRACING, set_buffer_size,
 		   "per-thread trace buffer, a power of two\n"
 		   "(suffixes K, M, G; default 1M)"),

@@ -64,6 +64,17 @@ for b in pt bts; do
 		fail "auto: no reason given for passing over $b"
 done
 
+# --help names every backend of the registry, as doctor lists them.
+names=$(python3 -c '
+import json, sys
+print(" ".join(json.load(open(sys.argv[1]))["backends"]))' "$work/doctor.json")
+for c in run attach gdbserver; do
+	line=$("$BTRACE" $c --help | grep -- '--backend NAME')
+	for b in auto $names; do
+		echo "$line" | grep -qw "$b" || fail "$c --help does not name backend $b"
+	done
+done
+
 # An option the backend cannot honour is refused on every machine, before
 # the program starts: one line naming it, exit 2.  The registry says that
 # only the soft backend's record and fast modes have module filters and
