@@ -32,7 +32,10 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-/* "[{"mode":"record","honours":["filters",...]},...]": @backend's rows. */
+/*
+ * @backend's rows of the registry:
+ * [{"mode":"record","about":"...","honours":["filters",...]},...]
+ */
 static void json_modes(int backend)
 {
 	const struct bt_backend_info *b;
@@ -48,6 +51,8 @@ static void json_modes(int backend)
 			json_str(b->mode);
 		else
 			printf("null");
+		printf(",\"about\":");
+		json_str(b->about);
 		printf(",\"honours\":[");
 		for (cap = 1; cap && cap <= b->caps; cap <<= 1)
 			if (b->caps & cap)

@@ -20,12 +20,12 @@ struct backend_row {
 };
 
 /*
- * What the soft modes that run the program from translated blocks keep:
- * untraced code runs natively and its triggers are int3s of the block
- * cache (soft_fast.c).  The hardware backends record whatever the CPU
- * runs, and single-stepping stops at every instruction: neither has
- * filters nor triggers.  pt and bts read the hardware's ring, which has
- * no positions to read from.
+ * What the soft modes that run the program from decoded blocks keep:
+ * untraced code runs natively and the triggers are int3s of the block
+ * cache (soft/soft_fast.c; the record mode runs the fast one for them).
+ * The hardware backends record whatever the CPU runs, and single-stepping
+ * stops at every instruction: neither has filters nor triggers.  pt and
+ * bts read the hardware's ring, which has no positions to read from.
  */
 #define CAPS_BLOCKS (BT_CAP_FILTER | BT_CAP_FROM | BT_CAP_UNTIL | \
 		     BT_CAP_POSITIONS)
