@@ -108,19 +108,22 @@ static int set_calls(struct cmd_opts *o, const char *v)
  */
 static void registry_list(int modes, char *buf, size_t size)
 {
-	const struct bt_backend_info *b, *next;
-	const char *name;
-	size_t i, len;
+	const struct bt_backend_info *b;
+	const char *names[16];
+	size_t i, n = 0, len = 0;
 
-	len = snprintf(buf, size, "%s", modes ? "" : "auto");
-	for (i = 0; (b = bt_backend_info(i)) && len < size; i++) {
-		next = bt_backend_info(i + 1);
-		name = modes ? b->mode : b->name;
-		if (!name || (!modes && next && next->backend == b->backend))
-			continue;	/* the last row of a backend names it */
-		len += snprintf(buf + len, size - len, "%s%s",
-				!len ? "" : next ? ", " : " or ", name);
+	if (!modes)
+		names[n++] = "auto";
+	for (i = 0; (b = bt_backend_info(i)) && n < BT_ARRAY_SIZE(names); i++) {
+		if (modes && b->mode)
+			names[n++] = b->mode;
+		else if (!modes && strcmp(b->name, names[n - 1]))
+			names[n++] = b->name;	/* once for its modes */
 	}
+	buf[0] = '\0';
+	for (i = 0; i < n && len < size; i++)
+		len += snprintf(buf + len, size - len, "%s%s",
+				!i ? "" : i + 1 < n ? ", " : " or ", names[i]);
 }
 
 static int set_backend(struct cmd_opts *o, const char *v)
