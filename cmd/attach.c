@@ -183,7 +183,7 @@ int cmd_attach(int argc, char **argv)
 		"backend); Ctrl-C stops it\n", pid, n, n == 1 ? "" : "s",
 		bt_target_backend_name(t));
 	if (topts.backend == BT_BACKEND_AUTO)
-		run_trace_say_backend(t);
+		run_trace_say_backend(t, &o.trace);
 	so.o = &o;
 	so.out = out;
 	err = bt_session_main(t, &so);

@@ -249,16 +249,17 @@ static int set_all_branches(struct cmd_opts *o, const char *v)
 }
 
 static const struct cmd_option decode_options[] = {
-	{ "pt", 0, "FILE", CMD_DECODE, set_pt, "Intel PT packets" },
-	{ "bts", 0, "FILE", CMD_DECODE, set_bts, "intel_bts records" },
-	{ "perf-bts", 0, "FILE", CMD_DECODE, set_perf_bts,
-	  "perf BTS samples (branch-instructions, period 1)" },
-	{ "elf", 0, "FILE[:BASE]", CMD_DECODE, set_elf,
-	  "ELF code, loaded at BASE (0: as linked)" },
-	{ "raw", 0, "FILE:ADDR", CMD_DECODE, set_raw,
-	  "a flat binary at ADDR (repeatable)" },
-	{ "all", 0, NULL, CMD_DECODE, set_all_branches, "every branch" },
-	{ NULL },
+	CMD_OPT_FN("pt", 0, "FILE", CMD_DECODE, set_pt, "Intel PT packets"),
+	CMD_OPT_FN("bts", 0, "FILE", CMD_DECODE, set_bts, "intel_bts records"),
+	CMD_OPT_FN("perf-bts", 0, "FILE", CMD_DECODE, set_perf_bts,
+		   "perf BTS samples (branch-instructions, period 1)"),
+	CMD_OPT_FN("elf", 0, "FILE[:BASE]", CMD_DECODE, set_elf,
+		   "ELF code, loaded at BASE (0: as linked)"),
+	CMD_OPT_FN("raw", 0, "FILE:ADDR", CMD_DECODE, set_raw,
+		   "a flat binary at ADDR (repeatable)"),
+	CMD_OPT_FN("all", 0, NULL, CMD_DECODE, set_all_branches,
+		   "every branch"),
+	CMD_OPT_END,
 };
 
 static const struct cmd_desc decode_desc = {

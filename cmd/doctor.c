@@ -10,10 +10,13 @@
 #include "btrace/doctor.h"
 #include "cmd.h"
 
-/* Indexed by enum bt_backend. */
-static const char *const backend_names[BT_BACKEND_MAX] = {
-	"auto", "pt", "bts", "soft"
-};
+/* The backends, in the order auto tries them (the registry's). */
+static size_t backends(int *ids)
+{
+	size_t n = bt_backend_auto_order(ids, BT_BACKEND_MAX);
+
+	return n < BT_BACKEND_MAX ? n : BT_BACKEND_MAX;
+}
 
 static void json_str(const char *s)
 {
@@ -29,10 +32,41 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
+/*
+ * @backend's rows of the registry:
+ * [{"mode":"record","about":"...","honours":["filters",...]},...]
+ */
+static void json_modes(int backend)
+{
+	const struct bt_backend_info *b;
+	unsigned cap;
+	size_t i, n = 0;
+
+	putchar('[');
+	for (i = 0; (b = bt_backend_info(i)); i++) {
+		if (b->backend != backend)
+			continue;
+		printf("%s{\"mode\":", n++ ? "," : "");
+		if (b->mode)
+			json_str(b->mode);
+		else
+			printf("null");
+		printf(",\"about\":");
+		json_str(b->about);
+		printf(",\"honours\":[");
+		for (cap = 1; cap && cap <= b->caps; cap <<= 1)
+			if (b->caps & cap)
+				printf("%s\"%s\"", (b->caps & (cap - 1)) ? "," : "",
+				       bt_backend_cap_name(cap));
+		printf("]}");
+	}
+	putchar(']');
+}
+
 static void print_json(const struct bt_doctor *d)
 {
-	size_t i;
-	int b;
+	int ids[BT_BACKEND_MAX];
+	size_t i, n = backends(ids);
 
 	printf("{\"checks\":[");
 	for (i = 0; i < d->count; i++) {
@@ -49,11 +83,14 @@ static void print_json(const struct bt_doctor *d)
 		putchar('}');
 	}
 	printf("],\"backends\":{");
-	for (b = BT_BACKEND_PT; b < BT_BACKEND_MAX; b++) {
-		printf("%s", b > BT_BACKEND_PT ? "," : "");
-		json_str(backend_names[b]);
-		printf(":{\"usable\":%s,\"why\":", d->usable[b] ? "true" : "false");
-		json_str(d->why[b]);
+	for (i = 0; i < n; i++) {
+		printf("%s", i ? "," : "");
+		json_str(bt_backend_name(ids[i]));
+		printf(":{\"usable\":%s,\"why\":",
+		       d->usable[ids[i]] ? "true" : "false");
+		json_str(d->why[ids[i]]);
+		printf(",\"modes\":");
+		json_modes(ids[i]);
 		putchar('}');
 	}
 	printf("},\"hardware\":%s}\n", bt_doctor_hw_usable(d) ? "true" : "false");
@@ -61,8 +98,8 @@ static void print_json(const struct bt_doctor *d)
 
 static void print_text(const struct bt_doctor *d)
 {
-	size_t i;
-	int b;
+	int ids[BT_BACKEND_MAX];
+	size_t i, n = backends(ids);
 
 	for (i = 0; i < d->count; i++) {
 		const struct bt_check *c = &d->check[i];
@@ -75,8 +112,9 @@ static void print_text(const struct bt_doctor *d)
 			printf("%-20s      remedy: %s\n", "", c->remedy);
 	}
 	printf("\nbackends:");
-	for (b = BT_BACKEND_PT; b < BT_BACKEND_MAX; b++)
-		printf(" %s %s", backend_names[b], d->usable[b] ? "yes" : "no");
+	for (i = 0; i < n; i++)
+		printf(" %s %s", bt_backend_name(ids[i]),
+		       d->usable[ids[i]] ? "yes" : "no");
 	printf("\n%s\n", bt_doctor_hw_usable(d) ?
 	       "hardware tracing is usable here (--backend auto picks it)" :
 	       "no hardware backend is usable here: --backend auto uses soft "

@@ -50,24 +50,6 @@ static int set_attach(struct cmd_opts *o, const char *v)
 	return 0;
 }
 
-static int set_multi(struct cmd_opts *o, const char *v)
-{
-	((struct gdbserver_args *)o->own)->multi = 1;
-	return 0;
-}
-
-static int set_trace(struct cmd_opts *o, const char *v)
-{
-	((struct gdbserver_args *)o->own)->trace_file = v;
-	return 0;
-}
-
-static int set_core(struct cmd_opts *o, const char *v)
-{
-	((struct gdbserver_args *)o->own)->core = v;
-	return 0;
-}
-
 /* A followed child would be a second process; GDB sees one. */
 static int refuse_follow_fork(struct cmd_opts *o, const char *v)
 {
@@ -76,19 +58,22 @@ static int refuse_follow_fork(struct cmd_opts *o, const char *v)
 }
 
 static const struct cmd_option gdbserver_options[] = {
-	{ "attach", 0, "PID", CMD_GDBSERVER, set_attach,
-	  "serve a running process (detach leaves it\n"
-	  "running)" },
-	{ "multi", 0, NULL, CMD_GDBSERVER, set_multi,
-	  "start with no process: GDB's `run` and `attach`\n"
-	  "(target extended-remote) make each" },
-	{ "trace", 0, "FILE", CMD_GDBSERVER, set_trace,
-	  "serve a saved trace (btrace run --save) as a\n"
-	  "stopped process, post-mortem" },
-	{ "core", 0, "CORE", CMD_GDBSERVER, set_core,
-	  "with --trace: memory and registers from CORE" },
-	{ "follow-fork", 0, NULL, CMD_GDBSERVER, refuse_follow_fork, NULL },
-	{ NULL },
+	CMD_OPT_FN("attach", 0, "PID", CMD_GDBSERVER, set_attach,
+		   "serve a running process (detach leaves it\n"
+		   "running)"),
+	CMD_OPT_OWN_FLAG("multi", CMD_GDBSERVER, struct gdbserver_args, multi,
+			 "start with no process: GDB's `run` and `attach`\n"
+			 "(target extended-remote) make each"),
+	CMD_OPT_OWN_STRING("trace", "FILE", CMD_GDBSERVER,
+			   struct gdbserver_args, trace_file,
+			   "serve a saved trace (btrace run --save) as a\n"
+			   "stopped process, post-mortem"),
+	CMD_OPT_OWN_STRING("core", "CORE", CMD_GDBSERVER,
+			   struct gdbserver_args, core,
+			   "with --trace: memory and registers from CORE"),
+	CMD_OPT_FN("follow-fork", 0, NULL, CMD_GDBSERVER, refuse_follow_fork,
+		   NULL),
+	CMD_OPT_END,
 };
 
 static const struct cmd_desc gdbserver_desc = {
@@ -286,14 +271,14 @@ static void trace_opts(const struct gdbserver_args *a,
 }
 
 /* @t launched or attached: the live target GDB gets, at its first stop. */
-static int spawned(const struct bt_target_opts *topts, struct bt_target *t,
+static int spawned(const struct gdbserver_args *a, struct bt_target *t,
 		   struct gs_proc *p, char *why, size_t len)
 {
 	struct gs_live *live;
 	pid_t tids[1];
 
-	if (topts->backend == BT_BACKEND_AUTO)
-		run_trace_say_backend(t);
+	if (a->o.backend == BT_BACKEND_AUTO)
+		run_trace_say_backend(t, &a->o.trace);
 	if (gs_live_alloc(&live, t) < 0) {
 		bt_target_free(t);
 		snprintf(why, len, "%s", bt_errstr(-bte_nomem));
@@ -325,7 +310,7 @@ static int spawn_run(void *arg, char *const *argv, struct gs_proc *p,
 	}
 	fprintf(stderr, "Process %s created; pid = %d\n", argv[0],
 		bt_target_pid(t));
-	return spawned(&topts, t, p, why, len);
+	return spawned(arg, t, p, why, len);
 }
 
 static int spawn_attach(void *arg, pid_t pid, struct gs_proc *p, char *why,
@@ -343,7 +328,7 @@ static int spawn_attach(void *arg, pid_t pid, struct gs_proc *p, char *why,
 		return err;
 	}
 	fprintf(stderr, "Attached; pid = %d\n", pid);
-	return spawned(&topts, t, p, why, len);
+	return spawned(arg, t, p, why, len);
 }
 
 /* bt_target_free() kills what it launched, lets go what it attached to. */

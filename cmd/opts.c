@@ -29,16 +29,22 @@ int cmd_usage_error(const struct cmd_opts *o, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* The decimal number @s starts with (no sign, no space): 0, or -1. */
+static int parse_decimal(const char *s, unsigned long long *v, char **end)
+{
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, end, 10);
+	return errno ? -1 : 0;
+}
+
 size_t cmd_parse_count(const char *s, size_t max)
 {
 	unsigned long long v;
 	char *end;
 
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v == 0 || v > max)
+	if (parse_decimal(s, &v, &end) || *end || v == 0 || v > max)
 		return 0;
 	return v;
 }
@@ -49,11 +55,7 @@ static size_t parse_size(const char *s)
 	unsigned long long v;
 	char *end;
 
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || v > MAX_BUFFER)
+	if (parse_decimal(s, &v, &end) || v > MAX_BUFFER)
 		return 0;
 	switch (*end) {
 	case 'k': case 'K': v <<= 10; end++; break;
@@ -98,35 +100,41 @@ static int set_calls(struct cmd_opts *o, const char *v)
 	return set_view(o, PRINT_CALLS);
 }
 
-static int set_json(struct cmd_opts *o, const char *v)
-{
-	o->json = 1;
-	return 0;
-}
-
-static int set_no_color(struct cmd_opts *o, const char *v)
-{
-	o->no_color = 1;
-	return 0;
-}
-
-static int set_output(struct cmd_opts *o, const char *v)
-{
-	if (!v[0])
-		return cmd_usage_error(o, "-o wants a file name");
-	o->output = v;
-	return 0;
-}
-
 /* ---- what is traced ---- */
+
+/*
+ * "auto, pt, bts or soft" (@modes 0) or "record, fast or step": the
+ * registry's backends or soft modes, in its order.
+ */
+static void registry_list(int modes, char *buf, size_t size)
+{
+	const struct bt_backend_info *b;
+	const char *names[16];
+	size_t i, n = 0, len = 0;
+
+	if (!modes)
+		names[n++] = "auto";
+	for (i = 0; (b = bt_backend_info(i)) && n < BT_ARRAY_SIZE(names); i++) {
+		if (modes && b->mode)
+			names[n++] = b->mode;
+		else if (!modes && strcmp(b->name, names[n - 1]))
+			names[n++] = b->name;	/* once for its modes */
+	}
+	buf[0] = '\0';
+	for (i = 0; i < n && len < size; i++)
+		len += snprintf(buf + len, size - len, "%s%s",
+				!i ? "" : i + 1 < n ? ", " : " or ", names[i]);
+}
 
 static int set_backend(struct cmd_opts *o, const char *v)
 {
+	char names[64];
+
 	o->backend = bt_backend_parse(v);
-	if (o->backend < 0)
-		return cmd_usage_error(o, "unknown backend '%s' (auto, pt, bts or soft)",
-				       v);
-	return 0;
+	if (o->backend >= 0)
+		return 0;
+	registry_list(0, names, sizeof(names));
+	return cmd_usage_error(o, "unknown backend '%s' (%s)", v, names);
 }
 
 static int set_buffer_size(struct cmd_opts *o, const char *v)
@@ -138,34 +146,18 @@ static int set_buffer_size(struct cmd_opts *o, const char *v)
 	return 0;
 }
 
-static int set_save(struct cmd_opts *o, const char *v)
-{
-	o->save = v;
-	return 0;
-}
-
-static int set_save_dir(struct cmd_opts *o, const char *v)
-{
-	o->save_dir = v;
-	return 0;
-}
-
 static int set_soft_mode(struct cmd_opts *o, const char *v)
 {
-	static const char *const modes[] = {
-		[BT_SOFT_RECORD] = "record", [BT_SOFT_FAST] = "fast",
-		[BT_SOFT_STEP] = "step",
-	};
-	size_t i;
+	char modes[64];
+	int mode = bt_soft_mode_parse(v);
 
-	for (i = 0; i < BT_ARRAY_SIZE(modes); i++) {
-		if (!strcmp(v, modes[i])) {
-			o->trace.soft_mode = i;
-			return 0;
-		}
+	if (mode >= 0) {
+		o->trace.soft_mode = mode;
+		o->trace.soft_mode_given = 1;
+		return 0;
 	}
-	return cmd_usage_error(o, "--soft-mode is record, fast or step, not '%s'",
-			       v);
+	registry_list(1, modes, sizeof(modes));
+	return cmd_usage_error(o, "--soft-mode is %s, not '%s'", modes, v);
 }
 
 static int add_glob(struct cmd_opts *o, const char **globs, size_t *n,
@@ -192,41 +184,7 @@ static int set_exclude(struct cmd_opts *o, const char *v)
 			v);
 }
 
-static int set_from(struct cmd_opts *o, const char *v)
-{
-	if (!v[0])
-		return cmd_usage_error(o, "--from wants a symbol name");
-	o->trace.from = v;
-	return 0;
-}
-
-static int set_until(struct cmd_opts *o, const char *v)
-{
-	if (!v[0])
-		return cmd_usage_error(o, "--until wants a symbol name");
-	o->trace.until = v;
-	return 0;
-}
-
-static int set_follow_fork(struct cmd_opts *o, const char *v)
-{
-	o->trace.follow_fork = 1;
-	return 0;
-}
-
 /* ---- the session ---- */
-
-static int set_interactive(struct cmd_opts *o, const char *v)
-{
-	o->interactive = 1;
-	return 0;
-}
-
-static int set_batch(struct cmd_opts *o, const char *v)
-{
-	o->batch = 1;
-	return 0;
-}
 
 static int push(struct cmd_opts *o, const char **list, size_t *n,
 		const char *what, const char *v)
@@ -259,12 +217,6 @@ static int set_thread(struct cmd_opts *o, const char *v)
 	return 0;
 }
 
-static int set_all(struct cmd_opts *o, const char *v)
-{
-	o->all = 1;
-	return 0;
-}
-
 static int set_debug_dir(struct cmd_opts *o, const char *v)
 {
 	(void)o;
@@ -279,6 +231,9 @@ static int set_no_debuginfod(struct cmd_opts *o, const char *v)
 	return 0;
 }
 
+/* The registry's backends (backend.c), as backend_select.sh checks. */
+#define BACKEND_HELP "auto (default), pt, bts or soft"
+
 #define TRACED (CMD_RUN | CMD_ATTACH)
 /* How it is traced: gdbserver too. */
 #define TRACING (CMD_RUN | CMD_ATTACH | CMD_GDBSERVER)
@@ -290,77 +245,98 @@ static int set_no_debuginfod(struct cmd_opts *o, const char *v)
  * --insn; -b is run's --backend but attach's --break).
  */
 static const struct cmd_option cmd_options[] = {
-	{ "last", 'n', "N", SHOWN, set_last,
-	  "branches to show (default 32); with --calls, call\n"
-	  "segments; with --insn, the branches whose\n"
-	  "instructions are shown" },
-	{ "insn", 'i', NULL, CMD_SHOW | CMD_DECODE, set_insn,
-	  "every instruction of those branches' blocks" },
-	{ "insn", 0, NULL, TRACED, set_insn,
-	  "every instruction of those branches' blocks" },
-	{ "calls", 'c', NULL, SHOWN, set_calls,
-	  "the function-call history, indented by call depth\n"
-	  "(the session's calls), instead of the branches" },
-	{ "json", 'j', NULL, SHOWN, set_json,
-	  "JSON documents instead of text" },
-	{ "output", 'o', "FILE", SHOWN, set_output,
-	  "write the report to FILE, not to standard output" },
-	{ "no-color", 0, NULL, SHOWN, set_no_color,
-	  "no colours, even on a terminal" },
-	{ "no-colour", 0, NULL, SHOWN, set_no_color, NULL },
-	{ "backend", 'b', "NAME", CMD_RUN, set_backend,
-	  "auto (default), pt, bts or soft" },
-	{ "backend", 0, "NAME", CMD_ATTACH | CMD_GDBSERVER, set_backend,
-	  "auto (default), pt, bts or soft" },
-	{ "buffer-size", 's', "SIZE", TRACING, set_buffer_size,
-	  "per-thread trace buffer, a power of two\n"
-	  "(suffixes K, M, G; default 1M)" },
-	{ "soft-mode", 0, "MODE", TRACING, set_soft_mode,
-	  "software backend: record (default: the program\n"
-	  "records its own branches, in translated code),\n"
-	  "fast (stop at run-time decisions) or step (every\n"
-	  "instruction, the reference)" },
-	{ "only", 0, "GLOB", TRACING, set_only,
-	  "trace only modules matching GLOB (path or file\n"
-	  "name; repeatable); others run natively" },
-	{ "exclude", 0, "GLOB", TRACING, set_exclude,
-	  "do not trace modules matching GLOB" },
-	{ "from", 0, "SYMBOL", TRACING, set_from,
-	  "run natively until SYMBOL executes" },
-	{ "until", 0, "SYMBOL", TRACING, set_until,
-	  "stop when SYMBOL executes and show the history" },
-	{ "follow-fork", 0, NULL, TRACED, set_follow_fork,
-	  "trace the children of fork and vfork too" },
-	{ "save", 0, "FILE", TRACED, set_save,
-	  "save the trace to FILE at the (first) stop" },
-	{ "save-on-crash", 0, "DIR", CMD_RUN, set_save_dir,
-	  "only if it dies of a signal: save the trace to\n"
-	  "DIR/btrace-PROGRAM-PID.trace" },
-	{ "interactive", 'i', NULL, CMD_RUN, set_interactive,
-	  "at the stop, open the session of btrace attach\n"
-	  "(last, calls, continue, break...; quit kills)" },
-	{ "break", 'b', "SPEC", CMD_ATTACH, set_break,
-	  "stop at SYMBOL, ADDR or FILE:LINE (repeatable)" },
-	{ "break", 0, "SPEC", CMD_RUN, set_break,
-	  "with -i: stop at SYMBOL, ADDR or FILE:LINE\n"
-	  "(repeatable)" },
-	{ "ex", 0, "CMD", TRACED, set_ex,
-	  "run session command CMD at the first stop\n"
-	  "(repeatable; also -ex CMD); run: implies -i" },
-	{ "batch", 0, NULL, TRACED, set_batch,
-	  "exit after the -ex commands (attach detaches,\n"
-	  "run kills); run: implies -i" },
-	{ "thread", 't', "TID", CMD_SHOW, set_thread,
-	  "that thread (default: the one that stopped)" },
-	{ "all", 'a', NULL, CMD_SHOW, set_all, "every thread" },
-	{ "debug-dir", 0, "DIR", SHOWN, set_debug_dir,
-	  "separate debug files under DIR (by build-id and\n"
-	  ".gnu_debuglink; ':' between several) instead of\n"
-	  "/usr/lib/debug" },
-	{ "no-debuginfod", 0, NULL, SHOWN, set_no_debuginfod,
-	  "fetch nothing from the debuginfod servers of\n"
-	  "DEBUGINFOD_URLS" },
+	CMD_OPT_FN("last", 'n', "N", SHOWN, set_last,
+		   "branches to show (default 32); with --calls, call\n"
+		   "segments; with --insn, the branches whose\n"
+		   "instructions are shown"),
+	CMD_OPT_FN("insn", 'i', NULL, CMD_SHOW | CMD_DECODE, set_insn,
+		   "every instruction of those branches' blocks"),
+	CMD_OPT_FN("insn", 0, NULL, TRACED, set_insn,
+		   "every instruction of those branches' blocks"),
+	CMD_OPT_FN("calls", 'c', NULL, SHOWN, set_calls,
+		   "the function-call history, indented by call depth\n"
+		   "(the session's calls), instead of the branches"),
+	CMD_OPT_FLAG("json", 'j', SHOWN, json,
+		     "JSON documents instead of text"),
+	CMD_OPT_STRING("output", 'o', "FILE", SHOWN, output,
+		       "-o wants a file name",
+		       "write the report to FILE, not to standard output"),
+	CMD_OPT_FLAG("no-color", 0, SHOWN, no_color,
+		     "no colours, even on a terminal"),
+	CMD_OPT_FLAG("no-colour", 0, SHOWN, no_color, NULL),
+	CMD_OPT_FN("backend", 'b', "NAME", CMD_RUN, set_backend, BACKEND_HELP),
+	CMD_OPT_FN("backend", 0, "NAME", CMD_ATTACH | CMD_GDBSERVER,
+		   set_backend, BACKEND_HELP),
+	CMD_OPT_FN("buffer-size", 's', "SIZE", TRACING, set_buffer_size,
+		   "per-thread trace buffer, a power of two\n"
+		   "(suffixes K, M, G; default 1M)"),
+	CMD_OPT_FN("soft-mode", 0, "MODE", TRACING, set_soft_mode,
+		   "software backend: record (default: the program\n"
+		   "records its own branches, in translated code),\n"
+		   "fast (stop at run-time decisions) or step (every\n"
+		   "instruction, the reference)"),
+	CMD_OPT_FN("only", 0, "GLOB", TRACING, set_only,
+		   "trace only modules matching GLOB (path or file\n"
+		   "name; repeatable); others run natively"),
+	CMD_OPT_FN("exclude", 0, "GLOB", TRACING, set_exclude,
+		   "do not trace modules matching GLOB"),
+	CMD_OPT_STRING("from", 0, "SYMBOL", TRACING, trace.from,
+		       "--from wants a symbol name",
+		       "run natively until SYMBOL executes"),
+	CMD_OPT_STRING("until", 0, "SYMBOL", TRACING, trace.until,
+		       "--until wants a symbol name",
+		       "stop when SYMBOL executes and show the history"),
+	CMD_OPT_FLAG("follow-fork", 0, TRACED, trace.follow_fork,
+		     "trace the children of fork and vfork too"),
+	CMD_OPT_STRING("save", 0, "FILE", TRACED, save, NULL,
+		       "save the trace to FILE at the (first) stop"),
+	CMD_OPT_STRING("save-on-crash", 0, "DIR", CMD_RUN, save_dir, NULL,
+		       "only if it dies of a signal: save the trace to\n"
+		       "DIR/btrace-PROGRAM-PID.trace"),
+	CMD_OPT_FLAG("interactive", 'i', CMD_RUN, interactive,
+		     "at the stop, open the session of btrace attach\n"
+		     "(last, calls, continue, break...; quit kills)"),
+	CMD_OPT_FN("break", 'b', "SPEC", CMD_ATTACH, set_break,
+		   "stop at SYMBOL, ADDR or FILE:LINE (repeatable)"),
+	CMD_OPT_FN("break", 0, "SPEC", CMD_RUN, set_break,
+		   "with -i: stop at SYMBOL, ADDR or FILE:LINE\n"
+		   "(repeatable)"),
+	CMD_OPT_FN("ex", 0, "CMD", TRACED, set_ex,
+		   "run session command CMD at the first stop\n"
+		   "(repeatable; also -ex CMD); run: implies -i"),
+	CMD_OPT_FLAG("batch", 0, TRACED, batch,
+		     "exit after the -ex commands (attach detaches,\n"
+		     "run kills); run: implies -i"),
+	CMD_OPT_FN("thread", 't', "TID", CMD_SHOW, set_thread,
+		   "that thread (default: the one that stopped)"),
+	CMD_OPT_FLAG("all", 'a', CMD_SHOW, all, "every thread"),
+	CMD_OPT_FN("debug-dir", 0, "DIR", SHOWN, set_debug_dir,
+		   "separate debug files under DIR (by build-id and\n"
+		   ".gnu_debuglink; ':' between several) instead of\n"
+		   "/usr/lib/debug"),
+	CMD_OPT_FN("no-debuginfod", 0, NULL, SHOWN, set_no_debuginfod,
+		   "fetch nothing from the debuginfod servers of\n"
+		   "DEBUGINFOD_URLS"),
 };
+
+/* A row without a set(): its value into its field, as the row says. */
+static int store(struct cmd_opts *o, const struct cmd_option *p,
+		 const char *v)
+{
+	char *base = (char *)(p->own ? o->own : o) + p->field;
+
+	switch (p->store) {
+	case CMD_STORE_FLAG:
+		*(int *)base = 1;
+		return 0;
+	case CMD_STORE_STRING:
+		if (p->empty && !v[0])
+			return cmd_usage_error(o, "%s", p->empty);
+		*(const char **)base = v;
+		return 0;
+	}
+	return cmd_usage_error(o, "option '--%s' goes nowhere", p->name);
+}
 
 /* The rows @d takes: its own first, then the shared ones. */
 struct opt_rows {
@@ -498,7 +474,13 @@ int cmd_opts_parse(const struct cmd_desc *d, int argc, char **argv,
 		if (!p)
 			return cmd_usage_error(o, "unknown option '%s'",
 					       argv[optind - 1]);
-		ret = p->set(o, optarg);
+		ret = p->set ? p->set(o, optarg) : store(o, p, optarg);
+		if (ret)
+			return ret;
+	}
+	/* an option the backend cannot honour is refused, never ignored */
+	if (d->id & TRACING) {
+		ret = run_trace_check(o);
 		if (ret)
 			return ret;
 	}

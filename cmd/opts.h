@@ -12,7 +12,9 @@
  * parsed the same way into a struct the command points cmd_opts.own at.
  *
  * To add an option: a field here (or in the command's own struct), a row
- * in the table with the commands that take it.  To add a command: a bit
+ * in the table with the commands that take it: a flag or a string goes
+ * into its field by the row alone (CMD_OPT_FLAG, CMD_OPT_STRING), anything
+ * else through a function (CMD_OPT_FN).  To add a command: a bit
  * in enum cmd_id, its cmd_desc, and its bit on the rows it shares.
  *
  * Long options also work with one dash (gdb's "-ex CMD", "-batch"); a
@@ -80,9 +82,18 @@ struct cmd_opts {
 	int nargs;
 };
 
+/* How a row without a set() stores its value into its field. */
+enum cmd_store {
+	CMD_STORE_FN = 0,	/* set() does */
+	CMD_STORE_FLAG,		/* an int: 1 */
+	CMD_STORE_STRING,	/* a const char *: the value */
+};
+
 /*
- * One option.  @set takes its value (NULL for a flag) and returns 0, or
- * EXIT_USAGE after cmd_usage_error().
+ * One option, a row made by one of the CMD_OPT_* macros below.  @set
+ * takes its value (NULL for a flag) and returns 0, or EXIT_USAGE after
+ * cmd_usage_error(); without one, the value goes into a field as @store
+ * says.
  */
 struct cmd_option {
 	const char *name;	/* the long name, without "--" */
@@ -91,7 +102,37 @@ struct cmd_option {
 	unsigned cmds;		/* the commands that take it: CMD_* bits */
 	int (*set)(struct cmd_opts *o, const char *value);
 	const char *help;	/* --help text; "\n" starts another line */
+	int store;		/* enum cmd_store */
+	int own;		/* the field is in *cmd_opts.own, not cmd_opts */
+	size_t field;		/* offsetof() the field */
+	const char *empty;	/* a string: "" refused with this message;
+				   NULL: taken */
 };
+
+/* A row whose @set function takes the value. */
+#define CMD_OPT_FN(name, letter, arg, cmds, set, help) \
+	{ name, letter, arg, cmds, set, help, CMD_STORE_FN, 0, 0, NULL }
+
+/* A flag that sets int cmd_opts.@field to 1. */
+#define CMD_OPT_FLAG(name, letter, cmds, field, help) \
+	{ name, letter, NULL, cmds, NULL, help, CMD_STORE_FLAG, 0, \
+	  offsetof(struct cmd_opts, field), NULL }
+
+/* A value kept in cmd_opts.@field; @empty: NULL, or the message for "". */
+#define CMD_OPT_STRING(name, letter, arg, cmds, field, empty, help) \
+	{ name, letter, arg, cmds, NULL, help, CMD_STORE_STRING, 0, \
+	  offsetof(struct cmd_opts, field), empty }
+
+/* The same two for a field of the command's own struct @type. */
+#define CMD_OPT_OWN_FLAG(name, cmds, type, field, help) \
+	{ name, 0, NULL, cmds, NULL, help, CMD_STORE_FLAG, 1, \
+	  offsetof(type, field), NULL }
+#define CMD_OPT_OWN_STRING(name, arg, cmds, type, field, help) \
+	{ name, 0, arg, cmds, NULL, help, CMD_STORE_STRING, 1, \
+	  offsetof(type, field), NULL }
+
+/* The end of a command's own table. */
+#define CMD_OPT_END { NULL, 0, NULL, 0, NULL, NULL, CMD_STORE_FN, 0, 0, NULL }
 
 struct cmd_desc {
 	const char *name;		/* "run" */

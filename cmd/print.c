@@ -161,20 +161,27 @@ static void put_gap(FILE *out, const struct print_ctx *pc, int reason)
 		fputs(colors[C_OFF], out);
 }
 
+/* An address, then its symbol and source line where known. */
+static void put_desc(FILE *out, const struct print_ctx *pc,
+		     const struct addr_desc *d)
+{
+	put(out, pc, C_DIM, d->addr, 0);
+	if (d->sym[0]) {
+		fputs("  ", out);
+		put(out, pc, C_SYM, d->sym, 0);
+	}
+	if (d->src[0]) {
+		fputs("  ", out);
+		put(out, pc, C_SRC, d->src, 0);
+	}
+}
+
 void print_addr(FILE *out, const struct print_ctx *pc, uint64_t addr)
 {
 	struct addr_desc d;
 
 	describe(pc, addr, 0, &d);
-	put(out, pc, C_DIM, d.addr, 0);
-	if (d.sym[0]) {
-		fputs("  ", out);
-		put(out, pc, C_SYM, d.sym, 0);
-	}
-	if (d.src[0]) {
-		fputs("  ", out);
-		put(out, pc, C_SRC, d.src, 0);
-	}
+	put_desc(out, pc, &d);
 }
 
 /*
@@ -509,15 +516,7 @@ static void print_stop(FILE *out, const struct bt_stop *stop,
 		return;
 	describe(pc, stop->pc, 1, &d);
 	fputs("   => ", out);
-	put(out, pc, C_DIM, d.addr, 0);
-	if (d.sym[0]) {
-		fputs("  ", out);
-		put(out, pc, C_SYM, d.sym, 0);
-	}
-	if (d.src[0]) {
-		fputs("  ", out);
-		put(out, pc, C_SRC, d.src, 0);
-	}
+	put_desc(out, pc, &d);
 	if (d.insn[0]) {
 		fputs("  ", out);
 		put(out, pc, C_OFF, d.insn, 0);

@@ -260,7 +260,7 @@ int cmd_run(int argc, char **argv)
 		return cmd_launch_error(o.args[0], o.backend, ret);
 	}
 	if (o.backend == BT_BACKEND_AUTO)
-		run_trace_say_backend(t);
+		run_trace_say_backend(t, &o.trace);
 	say_buffer(t, o.buffer_size);
 	if (o.interactive) {
 		struct bt_session_opts so = { .o = &o, .out = out,

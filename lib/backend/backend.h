@@ -3,33 +3,34 @@
 #define BTRACE_BACKEND_H
 
 /*
- * The seam between process control (target.c: ptrace, threads, signals,
- * the stop loop) and the ways of recording branches (soft.c, perf_pt.c,
- * perf_bts.c).  Internal: front ends see only target.h.
+ * The seam between process control (the tracer, lib/tracer/: ptrace,
+ * threads, signals, the stop loop) and the ways of recording branches
+ * (soft/soft.c, soft/soft_fast.c, perf/perf_backend.c), which the registry
+ * (backend.c) lists.  Internal: front ends see only target.h.
  *
- * target.c owns every ptrace wait.  A backend is told when a thread starts
+ * The tracer owns every ptrace wait.  A backend is told when a thread starts
  * and ends, decides how a stopped thread is resumed (PTRACE_CONT for the
  * hardware backends, stepping or breakpoints for soft), and gets first look
  * at each SIGTRAP so it can consume the traps it caused.
  *
- * The rules target.c keeps, which a backend may rely on:
+ * The rules the tracer keeps, which a backend may rely on:
  * - Every thread gets thread_start() before its first resume(), from its
  *   first instruction for threads created under tracing.
  * - resume() is called only for a thread in a ptrace-stop, with the signal
  *   to inject (0: none).  A thread may be resumed after a stop that was not
  *   the backend's own (a signal, an event inside a syscall such as clone or
- *   exec, PTRACE_INTERRUPT): th->why says which (target_internal.h).
+ *   exec, PTRACE_INTERRUPT): th->why says which (tracer/tracer.h).
  * - signal() comes right before the resume() that injects a signal which
  *   runs a handler: that resume enters the handler.
- * - trap() sees each SIGTRAP signal-delivery-stop first.  target.c's own
+ * - trap() sees each SIGTRAP signal-delivery-stop first.  The tracer's own
  *   breakpoints (int3 hits, si_code SI_KERNEL at a known address) are
  *   recognised only after trap() returned 0.
- * - To step a thread over one of btrace's breakpoints, target.c removes the
- *   int3, calls step() (or PTRACE_SINGLESTEP itself if step is NULL),
+ * - To step a thread over one of btrace's breakpoints, the tracer removes
+ *   the int3, calls step() (or PTRACE_SINGLESTEP itself if step is NULL),
  *   waits for that thread alone, and puts the int3 back; the resulting
  *   SIGTRAP goes to trap() as usual.
  * - Per-thread trace data lives in th->ring (struct bt_ring) for backends
- *   that record in software; capture may be NULL for those, and target.c
+ *   that record in software; capture may be NULL for those, and the tracer
  *   copies the ring out as BT_FMT_SOFT.
  */
 
@@ -72,7 +73,7 @@ struct bt_backend_ops {
 
 	/*
 	 * @th stopped with SIGTRAP described by @si.  Returns 1 if the trap
-	 * was the backend's own (consumed: target.c resumes @th), 0 if it
+	 * was the backend's own (consumed: the tracer resumes @th), 0 if it
 	 * belongs to the program or to a btrace breakpoint.
 	 */
 	int (*trap)(struct bt_target *t, struct bt_thread *th,
@@ -106,7 +107,7 @@ struct bt_backend_ops {
 
 	/*
 	 * @th stopped for a signal that is not the backend's own trap,
-	 * before target.c judges or shows it: make its registers the
+	 * before the tracer judges or shows it: make its registers the
 	 * program's own (a pc in code the backend placed in the process
 	 * back at the instruction it stands for).  Returns 1 if the signal
 	 * was the backend's own doing and is handled (not delivered: @th is
@@ -124,7 +125,7 @@ struct bt_backend_ops {
 	/*
 	 * A backend with a capture() that records into th->ring all the
 	 * same: bring th->ring up to date (what the thread ran is in it),
-	 * so that target.c can read it from a position.  NULL with a
+	 * so that the tracer can read it from a position.  NULL with a
 	 * capture(): the trace has no positions.
 	 */
 	void (*sync)(struct bt_target *t, struct bt_thread *th);
@@ -147,8 +148,9 @@ struct bt_backend_ops {
 };
 
 /*
- * The registry (backend.c) lists these in the order auto tries them; a new
- * backend adds its extern here and one line to that table.
+ * The registry (backend.c) lists these, with their names, modes and
+ * capabilities, in the order auto tries them; a new backend adds its extern
+ * here and one row to that table.
  */
 extern const struct bt_backend_ops bt_backend_soft_step;
 extern const struct bt_backend_ops bt_backend_pt;	/* perf_backend.c */

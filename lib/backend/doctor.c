@@ -337,11 +337,14 @@ static void check_memlock(const struct bt_host *h, struct bt_doctor *d)
 		       (BT_DEFAULT_BUFFER_SIZE >> 10) * 16 + 16);
 }
 
-/* A backend's verdict: a check row and the reason bt_backend_probe gives. */
+/*
+ * A backend's verdict: a check row and the reason bt_backend_probe gives.
+ * The row is named @name, NULL: after the backend.
+ */
 static void verdict(struct bt_doctor *d, int backend, const char *name,
 		    int ok, const char *value, const char *remedy)
 {
-	struct bt_check *c = add(d, name, ok ? BT_CHECK_YES : BT_CHECK_NO,
+	struct bt_check *c = add(d, name ? name : bt_backend_name(backend), ok ? BT_CHECK_YES : BT_CHECK_NO,
 				 "%s", strncmp(value, "no: ", 4) ? value : value + 4);
 
 	d->usable[backend] = ok;
@@ -444,10 +447,10 @@ static void eval_bts(const struct bt_host *h, struct bt_doctor *d)
 			 strerror(-h->bts_open));
 		snprintf(remedy, sizeof(remedy), "%s", open_remedy(h->bts_open));
 	} else {
-		verdict(d, BT_BACKEND_BTS, "bts", 1, "usable", "");
+		verdict(d, BT_BACKEND_BTS, NULL, 1, "usable", "");
 		return;
 	}
-	verdict(d, BT_BACKEND_BTS, "bts", 0, value, remedy);
+	verdict(d, BT_BACKEND_BTS, NULL, 0, value, remedy);
 	if (h->cpu.vendor == BT_CPU_INTEL && h->cpuid_ds && h->pmu_core &&
 	    (!perf_allowed(h) || h->bts_open == -EACCES ||
 	     h->bts_open == -EPERM))
@@ -505,9 +508,10 @@ void bt_doctor_eval(const struct bt_host *h, struct bt_doctor *d)
 		d->error[BT_BACKEND_PT] = d->error[BT_BACKEND_BTS] = -bte_perm;
 	}
 	if (ptrace_ok) {
-		verdict(d, BT_BACKEND_SOFT, "soft", 1, "usable (ptrace stepping)", "");
+		verdict(d, BT_BACKEND_SOFT, NULL, 1, "usable (ptrace stepping)",
+			"");
 	} else {
-		verdict(d, BT_BACKEND_SOFT, "soft", 0, "no: ptrace is not allowed",
+		verdict(d, BT_BACKEND_SOFT, NULL, 0, "no: ptrace is not allowed",
 			find_check(d, "ptrace_scope")->remedy);
 		d->error[BT_BACKEND_SOFT] = -bte_perm;
 	}
@@ -545,11 +549,10 @@ int bt_doctor_probe(int backend, char *why, size_t size)
 
 int bt_doctor_auto(char *why, size_t size)
 {
-	static const int order[] = { BT_BACKEND_PT, BT_BACKEND_BTS,
-				     BT_BACKEND_SOFT };
+	int order[BT_BACKEND_MAX];
 	struct bt_doctor *d;
 	struct bt_host h;
-	size_t i, len = 0;
+	size_t i, n, len = 0;
 	int ret = -bte_nosys;
 
 	d = malloc(sizeof(*d));
@@ -559,7 +562,8 @@ int bt_doctor_auto(char *why, size_t size)
 	bt_doctor_eval(&h, d);
 	if (why && size)
 		why[0] = '\0';
-	for (i = 0; i < BT_ARRAY_SIZE(order); i++) {
+	n = bt_backend_auto_order(order, BT_ARRAY_SIZE(order));
+	for (i = 0; i < n && i < BT_ARRAY_SIZE(order); i++) {
 		if (d->usable[order[i]]) {
 			ret = order[i];
 			break;
@@ -567,9 +571,8 @@ int bt_doctor_auto(char *why, size_t size)
 		if (why && size && len < size)
 			len += (size_t)snprintf(why + len, size - len, "%s%s: %s",
 						len ? "; " : "",
-						order[i] == BT_BACKEND_PT ? "pt" :
-						order[i] == BT_BACKEND_BTS ? "bts" :
-						"soft", d->reason[order[i]]);
+						bt_backend_name(order[i]),
+						d->reason[order[i]]);
 	}
 	if (ret < 0)
 		bt_fail(ret, 0, "no backend can trace here");

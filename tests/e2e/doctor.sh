@@ -33,6 +33,15 @@ for c in d["checks"]:
 for name in ("pt", "bts"):
     if not b[name]["usable"]:
         assert b[name]["why"], name + " unusable without a reason"
+# What each backend honours, from the registry: filters and triggers in
+# the soft backend's record and fast modes only.
+honours = {(n, m["mode"]): m["honours"] for n in b for m in b[n]["modes"]}
+assert set(honours) == {("pt", None), ("bts", None), ("soft", "record"),
+                        ("soft", "fast"), ("soft", "step")}, honours
+for k, caps in honours.items():
+    want = k in (("soft", "record"), ("soft", "fast"))
+    for c in ("filters", "from", "until"):
+        assert (c in caps) == want, (k, caps)
 par = int(open("/proc/sys/kernel/perf_event_paranoid").read())
 row = [c for c in d["checks"] if c["name"] == "perf_event_paranoid"][0]
 assert row["value"].startswith(str(par)), row

@@ -3,7 +3,7 @@
 #define BTRACE_PERF_H
 
 /*
- * perf_event plumbing for the hardware backends (perf_pt.c, perf_bts.c):
+ * perf_event plumbing for the hardware backends (perf_backend.c: pt, bts):
  * opening one event per thread, mapping its ring, and reading the ring
  * back after the kernel wrote it in overwrite mode.
  *
@@ -235,7 +235,7 @@ struct bt_perf_thread {
  * kernel refuses for the mlock limit: the size granted is in *@granted).
  * Returns 0 or a negative bt_error (the cause in bt_errdetail()).
  */
-int bt_perf_thread_open(struct bt_perf_thread *pt, int mode,
+int bt_perf_thread_open(struct bt_perf_thread *pth, int mode,
 			struct perf_event_attr *attr, pid_t tid, size_t size,
 			size_t *granted);
 
@@ -245,16 +245,16 @@ int bt_perf_thread_open(struct bt_perf_thread *pt, int mode,
  * thread runs again.  Once closed, gives a copy of the final capture.
  * Returns 0 or a negative bt_error.
  */
-int bt_perf_thread_capture(struct bt_perf_thread *pt, struct bt_capture *cap);
+int bt_perf_thread_capture(struct bt_perf_thread *pth, struct bt_capture *cap);
 
 /* Re-enable the event if a capture disabled it.  0 or a bt_error. */
-int bt_perf_thread_ready(struct bt_perf_thread *pt);
+int bt_perf_thread_ready(struct bt_perf_thread *pth);
 
 /* Keep the final capture and release the event (thread gone, detach). */
-void bt_perf_thread_close(struct bt_perf_thread *pt);
+void bt_perf_thread_close(struct bt_perf_thread *pth);
 
 /* Close if still open and free the saved capture; accepts NULL. */
-void bt_perf_thread_release(struct bt_perf_thread *pt);
+void bt_perf_thread_release(struct bt_perf_thread *pth);
 
 /* PT decoder parameters of this host into @cap (cpu, cpuid 0x15, ratio). */
 void bt_perf_pt_params(struct bt_capture *cap, uint64_t config);

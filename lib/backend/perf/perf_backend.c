@@ -17,7 +17,10 @@
 #include "backend/perf/perf.h"
 #include "tracer/tracer.h"
 
-/* Per target: the event template and every thread's state ever made. */
+/*
+ * Per target, for pt and bts alike: the event template and every thread's
+ * state ever made.
+ */
 struct perf_target {
 	int mode;			/* enum bt_perf_mode */
 	struct perf_event_attr attr;
@@ -39,23 +42,23 @@ static int bts_probe(char *why, size_t size)
 
 static int perf_init(struct bt_target *t, int mode)
 {
-	struct perf_target *pt = calloc(1, sizeof(*pt));
+	struct perf_target *perf = calloc(1, sizeof(*perf));
 	int ret = 0;
 
-	if (!pt)
+	if (!perf)
 		return bt_fail(bte_nomem, errno, "perf backend");
-	pt->mode = mode;
-	pt->size = t->opts.buffer_size ? t->opts.buffer_size :
+	perf->mode = mode;
+	perf->size = t->opts.buffer_size ? t->opts.buffer_size :
 					 BT_DEFAULT_BUFFER_SIZE;
 	if (mode == BT_PERF_AUX)
-		ret = bt_pt_attr_init(&pt->attr, BT_PT_PMU_DIR);
+		ret = bt_pt_attr_init(&perf->attr, BT_PT_PMU_DIR);
 	else
-		bt_bts_attr_init(&pt->attr);
+		bt_bts_attr_init(&perf->attr);
 	if (ret < 0) {
-		free(pt);
+		free(perf);
 		return ret;
 	}
-	t->bk = pt;
+	t->bk = perf;
 	return 0;
 }
 
@@ -71,34 +74,34 @@ static int bts_init(struct bt_target *t)
 
 static void perf_fini(struct bt_target *t)
 {
-	struct perf_target *pt = t->bk;
+	struct perf_target *perf = t->bk;
 	size_t i;
 
-	if (!pt)
+	if (!perf)
 		return;
-	for (i = 0; i < pt->nthreads; i++) {
-		bt_perf_thread_release(pt->threads[i]);
-		free(pt->threads[i]);
+	for (i = 0; i < perf->nthreads; i++) {
+		bt_perf_thread_release(perf->threads[i]);
+		free(perf->threads[i]);
 	}
-	free(pt->threads);
-	free(pt);
+	free(perf->threads);
+	free(perf);
 	t->bk = NULL;
 }
 
-static int keep_thread(struct perf_target *pt, struct bt_perf_thread *p)
+static int keep_thread(struct perf_target *perf, struct bt_perf_thread *p)
 {
 	struct bt_perf_thread **grown;
 
-	if (pt->nthreads == pt->cap) {
-		size_t cap = pt->cap ? 2 * pt->cap : 8;
+	if (perf->nthreads == perf->cap) {
+		size_t cap = perf->cap ? 2 * perf->cap : 8;
 
-		grown = realloc(pt->threads, cap * sizeof(*grown));
+		grown = realloc(perf->threads, cap * sizeof(*grown));
 		if (!grown)
 			return bt_fail(bte_nomem, errno, "perf threads");
-		pt->threads = grown;
-		pt->cap = cap;
+		perf->threads = grown;
+		perf->cap = cap;
 	}
-	pt->threads[pt->nthreads++] = p;
+	perf->threads[perf->nthreads++] = p;
 	return 0;
 }
 
@@ -109,18 +112,18 @@ static int keep_thread(struct perf_target *pt, struct bt_perf_thread *p)
  */
 static int perf_thread_start(struct bt_target *t, struct bt_thread *th)
 {
-	struct perf_target *pt = t->bk;
-	struct perf_event_attr attr = pt->attr;
+	struct perf_target *perf = t->bk;
+	struct perf_event_attr attr = perf->attr;
 	struct bt_perf_thread *p = calloc(1, sizeof(*p));
 	size_t granted = 0;
 	int ret;
 
 	if (!p)
 		return bt_fail(bte_nomem, errno, "perf thread %d", th->tid);
-	ret = bt_perf_thread_open(p, pt->mode, &attr, th->tid, pt->size,
+	ret = bt_perf_thread_open(p, perf->mode, &attr, th->tid, perf->size,
 				  &granted);
 	if (ret == 0)
-		ret = keep_thread(pt, p);
+		ret = keep_thread(perf, p);
 	if (ret < 0) {
 		bt_perf_thread_release(p);
 		free(p);
@@ -129,9 +132,9 @@ static int perf_thread_start(struct bt_target *t, struct bt_thread *th)
 		 * later one refused a ring (the mlock allowance is shared by
 		 * all threads) runs untraced rather than stopping the rest.
 		 */
-		if (pt->nthreads == 0 || (ret != -bte_perm && ret != -bte_nomem))
+		if (perf->nthreads == 0 || (ret != -bte_perm && ret != -bte_nomem))
 			return ret;
-		pt->untraced++;
+		perf->untraced++;
 		return 0;
 	}
 	th->bk = p;

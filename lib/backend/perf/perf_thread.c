@@ -14,7 +14,7 @@
 
 #define MIN_PAGES 4
 
-int bt_perf_thread_open(struct bt_perf_thread *pt, int mode,
+int bt_perf_thread_open(struct bt_perf_thread *pth, int mode,
 			struct perf_event_attr *attr, pid_t tid, size_t size,
 			size_t *granted)
 {
@@ -22,32 +22,32 @@ int bt_perf_thread_open(struct bt_perf_thread *pt, int mode,
 	size_t floor = size < MIN_PAGES * page ? size : MIN_PAGES * page;
 	int ret;
 
-	memset(pt, 0, sizeof(*pt));
-	bt_perf_event_init(&pt->ev);
-	pt->mode = mode;
-	pt->tid = tid;
-	pt->config = attr->config;
+	memset(pth, 0, sizeof(*pth));
+	bt_perf_event_init(&pth->ev);
+	pth->mode = mode;
+	pth->tid = tid;
+	pth->config = attr->config;
 
 	if (!bt_is_pow2(size) || size < page)
 		return bt_fail(bte_invalid, 0,
 			       "buffer size %zu: a power of two of at least %zu",
 			       size, page);
 	attr->inherit = 0;
-	ret = bt_perf_event_open(&pt->ev, attr, tid);
+	ret = bt_perf_event_open(&pth->ev, attr, tid);
 	if (ret)
 		return ret;
 	if (mode == BT_PERF_AUX) {
 		/* The data area only collects the kernel's AUX notes. */
-		ret = bt_perf_event_map(&pt->ev, page, page, 0);
+		ret = bt_perf_event_map(&pth->ev, page, page, 0);
 		if (!ret)
-			ret = bt_perf_event_map_aux(&pt->ev, size, floor);
-		*granted = pt->ev.layout.aux_size;
+			ret = bt_perf_event_map_aux(&pth->ev, size, floor);
+		*granted = pth->ev.layout.aux_size;
 	} else {
-		ret = bt_perf_event_map(&pt->ev, size, floor, 1);
-		*granted = pt->ev.layout.data_size;
+		ret = bt_perf_event_map(&pth->ev, size, floor, 1);
+		*granted = pth->ev.layout.data_size;
 	}
 	if (ret)
-		bt_perf_event_release(&pt->ev);
+		bt_perf_event_release(&pth->ev);
 	return ret;
 }
 
@@ -78,64 +78,64 @@ void bt_perf_pt_params(struct bt_capture *cap, uint64_t config)
 	}
 }
 
-int bt_perf_thread_capture(struct bt_perf_thread *pt, struct bt_capture *cap)
+int bt_perf_thread_capture(struct bt_perf_thread *pth, struct bt_capture *cap)
 {
 	struct bt_perf_read r;
 	int ret;
 
-	if (pt->closed)
-		return copy_capture(&pt->saved, cap);
+	if (pth->closed)
+		return copy_capture(&pth->saved, cap);
 	memset(cap, 0, sizeof(*cap));
 	/* Errors are ignored: a gone thread's event is stopped already. */
-	if (!bt_perf_event_enable(&pt->ev, 0))
-		pt->disabled = 1;
-	if (pt->mode == BT_PERF_AUX)
-		ret = bt_perf_aux_read(&pt->ev.layout, &r);
+	if (!bt_perf_event_enable(&pth->ev, 0))
+		pth->disabled = 1;
+	if (pth->mode == BT_PERF_AUX)
+		ret = bt_perf_aux_read(&pth->ev.layout, &r);
 	else
-		ret = bt_perf_bts_read(&pt->ev.layout, &r);
+		ret = bt_perf_bts_read(&pth->ev.layout, &r);
 	if (ret < 0)
 		return ret;
-	cap->format = pt->mode == BT_PERF_AUX ? BT_FMT_PT : BT_FMT_PERF_BTS;
-	cap->tid = pt->tid;
+	cap->format = pth->mode == BT_PERF_AUX ? BT_FMT_PT : BT_FMT_PERF_BTS;
+	cap->tid = pth->tid;
 	cap->data = r.data;
 	cap->size = r.size;
 	cap->lost = r.lost;
 	cap->status = r.status;
-	if (pt->mode == BT_PERF_AUX)
-		bt_perf_pt_params(cap, pt->config);
+	if (pth->mode == BT_PERF_AUX)
+		bt_perf_pt_params(cap, pth->config);
 	else
 		bt_cpu_read(&cap->cpu);
 	return 0;
 }
 
-int bt_perf_thread_ready(struct bt_perf_thread *pt)
+int bt_perf_thread_ready(struct bt_perf_thread *pth)
 {
 	int ret;
 
-	if (pt->closed || !pt->disabled)
+	if (pth->closed || !pth->disabled)
 		return 0;
-	ret = bt_perf_event_enable(&pt->ev, 1);
+	ret = bt_perf_event_enable(&pth->ev, 1);
 	if (!ret)
-		pt->disabled = 0;
+		pth->disabled = 0;
 	return ret;
 }
 
-void bt_perf_thread_close(struct bt_perf_thread *pt)
+void bt_perf_thread_close(struct bt_perf_thread *pth)
 {
-	if (pt->closed)
+	if (pth->closed)
 		return;
-	if (bt_perf_thread_capture(pt, &pt->saved))
-		memset(&pt->saved, 0, sizeof(pt->saved));
-	bt_perf_event_release(&pt->ev);
-	pt->closed = 1;
+	if (bt_perf_thread_capture(pth, &pth->saved))
+		memset(&pth->saved, 0, sizeof(pth->saved));
+	bt_perf_event_release(&pth->ev);
+	pth->closed = 1;
 }
 
-void bt_perf_thread_release(struct bt_perf_thread *pt)
+void bt_perf_thread_release(struct bt_perf_thread *pth)
 {
-	if (!pt)
+	if (!pth)
 		return;
-	if (!pt->closed)
-		bt_perf_event_release(&pt->ev);
-	bt_capture_release(&pt->saved);
-	pt->closed = 1;
+	if (!pth->closed)
+		bt_perf_event_release(&pth->ev);
+	bt_capture_release(&pth->saved);
+	pth->closed = 1;
 }

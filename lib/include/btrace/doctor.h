@@ -89,9 +89,10 @@ void bt_doctor_eval(const struct bt_host *host, struct bt_doctor *doc);
 int bt_doctor_probe(int backend, char *why, size_t size);
 
 /*
- * The backend --backend auto takes here (pt, then bts, then soft; -bte_nosys
- * if none can trace) and, in @why, what it passed over and why: "pt: no
- * Intel PT ...; bts: ...", or "" when pt itself is usable.
+ * The backend --backend auto takes here (in the registry's order: pt, then
+ * bts, then soft; -bte_nosys if none can trace) and, in @why, what it
+ * passed over and why: "pt: no Intel PT ...; bts: ...", or "" when pt
+ * itself is usable.
  */
 int bt_doctor_auto(char *why, size_t size);
 

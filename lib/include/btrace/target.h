@@ -31,7 +31,7 @@
  */
 
 enum bt_backend {
-	BT_BACKEND_AUTO = 0,	/* pt, then bts, then soft */
+	BT_BACKEND_AUTO = 0,	/* pt, then bts, then soft (backend.c) */
 	BT_BACKEND_PT,
 	BT_BACKEND_BTS,
 	BT_BACKEND_SOFT,
@@ -99,8 +99,10 @@ struct bt_target;
  * Launch @argv[0] (searched in PATH) with @argv under tracing; it is stopped
  * at its first instruction when this returns.
  * Returns 0; -bte_noent if the program is not found, -bte_perm if not
- * executable, -bte_format if not an ELF file, -bte_nosys if the backend is
- * not available here (nothing is left running in any failure case).
+ * executable, -bte_format if not an ELF file, -bte_invalid if @o asks for
+ * what the backend cannot honour (enum bt_backend_cap), -bte_nosys if the
+ * backend is not available here (nothing is left running in any failure
+ * case).
  */
 int bt_target_launch(struct bt_target **target, const struct bt_target_opts *o,
 		     char *const argv[]);
@@ -109,7 +111,8 @@ int bt_target_launch(struct bt_target **target, const struct bt_target_opts *o,
  * Attach to every thread of process @pid; they are stopped when this
  * returns.  Returns 0; -bte_noent (no such process, or a zombie), -bte_perm
  * (see bt_errdetail() for ptrace_scope or credentials), -bte_busy (already
- * traced by another debugger).
+ * traced by another debugger), -bte_invalid and -bte_nosys as
+ * bt_target_launch() (before any ptrace request).
  */
 int bt_target_attach(struct bt_target **target, const struct bt_target_opts *o,
 		     pid_t pid);
@@ -301,6 +304,61 @@ int bt_target_launched(const struct bt_target *target);
 /* "auto", "pt", "bts", "soft"; and back (-bte_invalid if unknown). */
 const char *bt_backend_name(int backend);
 int bt_backend_parse(const char *name);
+
+/* "record", "fast", "step"; and back (-bte_invalid if unknown). */
+const char *bt_soft_mode_name(int soft_mode);
+int bt_soft_mode_parse(const char *name);
+
+/*
+ * What a backend honours, one bit each: the options of struct
+ * bt_target_opts that not every backend can keep, and the calls whose
+ * answer depends on the backend.  A launch or attach whose options ask for
+ * one the backend lacks fails with -bte_invalid before anything runs; auto
+ * passes over a backend that lacks one.
+ */
+enum bt_backend_cap {
+	BT_CAP_FILTER = 1 << 0,		/* only, exclude: module filters */
+	BT_CAP_FROM = 1 << 1,		/* from_sym */
+	BT_CAP_UNTIL = 1 << 2,		/* until_sym */
+	BT_CAP_POSITIONS = 1 << 3,	/* bt_target_capture_since() */
+};
+
+/*
+ * One row of the backend registry: a backend, for soft one of its modes.
+ * The rows come in the order --backend auto tries them (hardware first,
+ * then software, its default mode first); static, never freed.
+ */
+struct bt_backend_info {
+	int backend;		/* enum bt_backend */
+	int soft_mode;		/* soft: enum bt_soft_mode; -1 for the others */
+	const char *name;	/* "pt", "bts", "soft" */
+	const char *mode;	/* soft: "record", "fast", "step"; NULL others */
+	const char *about;	/* one line for help and doctor */
+	unsigned caps;		/* enum bt_backend_cap bits */
+};
+
+/* "filters", "from", "until", "positions": @cap's name (one bit); "?". */
+const char *bt_backend_cap_name(unsigned cap);
+
+/* Row @i of the registry; NULL past its end. */
+const struct bt_backend_info *bt_backend_info(size_t i);
+
+/*
+ * The capabilities of @backend in @soft_mode (which only soft reads); for
+ * auto, those of any backend it may take with that mode (it takes one that
+ * honours the options, so what one of them has, auto has).  0 for an
+ * unknown backend.
+ */
+unsigned bt_backend_caps(int backend, int soft_mode);
+
+/* The capabilities that @o asks for: BT_CAP_FILTER if it has a filter... */
+unsigned bt_target_opts_caps(const struct bt_target_opts *o);
+
+/*
+ * The backends --backend auto tries, in its order, into @ids (at most @max
+ * of them); returns how many there are.
+ */
+size_t bt_backend_auto_order(int *ids, size_t max);
 
 /*
  * Can @backend trace on this machine?  0 if yes; otherwise a negative
