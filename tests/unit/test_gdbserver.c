@@ -508,7 +508,7 @@ static void server_btrace(void **state)
 	ask(s, "qSupported");
 	assert_string_equal(ask(s, "qXfer:btrace:read:all:0,1000"),
 			    "E.Btrace not enabled.");
-	assert_string_equal(ask(s, "Qbtrace-conf:bts:size=0x10000"), "OK");
+	assert_string_equal(ask(s, "Qbtrace-conf:bts:size=0x100000"), "OK");
 	assert_string_equal(ask(s, "Qbtrace:pt"),
 			    "E.Target does not support branch tracing.");
 	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");
@@ -565,6 +565,52 @@ static void server_btrace_delta(void **state)
 	assert_non_null(strstr(r, "<block begin=\"0x4027\" end=\"0x1004\"/>"));
 	gs_server_free(s);
 	bt_ring_free(f.ring);
+}
+
+/*
+ * Qbtrace-conf:bts:size: rounded up to a power-of-two number of pages
+ * (at most the ring), reported, and the history it would hold is all
+ * that is shown; threads enabled before it keep theirs.
+ */
+static void server_btrace_size(void **state)
+{
+	struct fixture *x = *state;
+	struct gs_server *s = x->s;
+	const char *r;
+	int i;
+
+	x->f.two = 1;
+	assert_string_equal(ask(s, "Hgc8"), "OK");
+	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");
+	assert_string_equal(ask(s, "Qbtrace-conf:bts:size=0x1"), "OK");
+	assert_string_equal(ask(s, "Hg64"), "OK");
+	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");
+	r = ask(s, "qXfer:btrace-conf:read::0,1000");
+	assert_non_null(strstr(r, "<bts size=\"0x1000\"/>"));
+	assert_string_equal(ask(s, "Hgc8"), "OK");
+	r = ask(s, "qXfer:btrace-conf:read::0,1000");
+	assert_non_null(strstr(r, "<bts size=\"0x1000\"/>"));	/* the ring */
+	/* 4096 bytes of BTS: 170 branches; the ring holds 32 records */
+	assert_string_equal(ask(s, "Qbtrace-conf:bts:size=0x1001"), "OK");
+	assert_string_equal(ask(s, "Hg64"), "OK");
+	assert_string_equal(ask(s, "Qbtrace:off"), "OK");
+	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");
+	r = ask(s, "qXfer:btrace-conf:read::0,1000");
+	assert_non_null(strstr(r, "<bts size=\"0x1000\"/>"));	/* at most */
+	assert_string_equal(ask(s, "Qbtrace:off"), "OK");
+	/* 24 bytes a branch: 4096 bytes hold the newest 170 of 200 */
+	bt_ring_free(x->f.ring);
+	x->f.ring = bt_ring_alloc(16384);
+	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");
+	for (i = 0; i < 200; i++)
+		branch(&x->f, 0x3000 + i, 0x4000 + i, BT_BR_JUMP);
+	assert_string_equal(ask(s, "qXfer:btrace:read:delta:0,1000"),
+			    "E.Overflow.");
+	r = ask(s, "qXfer:btrace:read:all:0,ffff");
+	assert_non_null(strstr(r, "<block begin=\"0x40c7\" end=\"0x1004\"/>\n"));
+	assert_non_null(strstr(r, "<block begin=\"0x401e\" end=\"0x301f\"/>\n"
+				  "</btrace>"));
+	assert_null(strstr(r, "\"0x401d\""));
 }
 
 /* ---- extended-remote: a spawner of fake processes ---- */
@@ -705,6 +751,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(server_vcont, setup, teardown),
 		cmocka_unit_test_setup_teardown(server_stop_thread, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(server_btrace_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(server_btrace, setup, teardown),
 		cmocka_unit_test(server_btrace_delta),
 		cmocka_unit_test(server_extended),
