@@ -36,6 +36,8 @@ struct gs_server {
 	int replying;		/* a reply is due for this packet */
 	int ended;		/* enum gs_end once the session is over */
 	int noack_after;	/* switch acks off after this reply */
+	int keep;		/* outlive gdb's connection (gs_server_keep) */
+	int quit;		/* monitor exit: end at this reply */
 
 	/* extended-remote: processes come and go (extended.c) */
 	const struct gs_spawner *spawner;	/* NULL: one process only */

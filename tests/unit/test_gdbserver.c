@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "btrace/error.h"
 #include "btrace/ring.h"
@@ -613,6 +615,50 @@ static void server_btrace_size(void **state)
 	assert_null(strstr(r, "\"0x401d\""));
 }
 
+/*
+ * gs_server_keep(): GDB going away leaves the process for the next
+ * connection, which gets the same stop; monitor exit ends the server.
+ */
+static void server_reconnect(void **state)
+{
+	struct fake f;
+	struct gs_server *s;
+	struct bt_stop first = { .reason = BT_STOP_STEP, .tid = TID };
+	char buf[256], exit_pkt[] = "qRcmd,65786974";	/* "exit" */
+	const struct gs_buf *reply;
+	ssize_t n;
+	int sv[2];
+
+	memset(&f, 0, sizeof(f));
+	f.ring = bt_ring_alloc(1024);
+	f.pc = 0x1004;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(gs_server_alloc(&s, &fake_ops, &f, sv[0], sv[0], &first), 0);
+	gs_server_keep(s);
+	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");
+	close(sv[1]);
+	assert_int_equal(gs_serve(s), GS_END_AWAIT);
+	close(sv[0]);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	gs_server_reconnect(s, sv[0], sv[0]);
+	assert_int_equal(write(sv[1], "$?#3f", 5), 5);
+	shutdown(sv[1], SHUT_WR);
+	assert_int_equal(gs_serve(s), GS_END_AWAIT);
+	n = read(sv[1], buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "$T05thread:64;"));
+	/* the recording stayed */
+	assert_string_equal(ask(s, "Qbtrace:bts"), "E.Btrace already enabled.");
+	/* monitor exit: the session is over */
+	assert_int_equal(gs_server_handle(s, exit_pkt, strlen(exit_pkt), &reply), 1);
+	assert_string_equal(reply->data, "OK");
+	close(sv[0]);
+	close(sv[1]);
+	gs_server_free(s);
+	bt_ring_free(f.ring);
+}
+
 /* ---- extended-remote: a spawner of fake processes ---- */
 
 struct spawns {
@@ -754,6 +800,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(server_btrace_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(server_btrace, setup, teardown),
 		cmocka_unit_test(server_btrace_delta),
+		cmocka_unit_test(server_reconnect),
 		cmocka_unit_test(server_extended),
 		cmocka_unit_test(server_not_extended),
 	};
