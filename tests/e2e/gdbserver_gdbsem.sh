@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # btrace gdbserver behaving as GDB's own gdbserver does, as GDB sees it:
-# `set record btrace bts buffer-size` honoured and reported; GDB's
+# the newest block ends at the pc, also when the thread stopped on a
+# branch's target; `set record btrace bts buffer-size` honoured and
+# reported; GDB's
 # `disconnect` and a second `target remote`: the process still stopped
 # and recording, `monitor exit` ends the server (--once: the first
 # disconnect does).
@@ -65,5 +67,37 @@ rgdb "$work/once.out" -ex "break middle" -ex continue -ex disconnect
 for i in $(seq 1 100); do kill -0 $stub 2>/dev/null || break; sleep 0.1; done
 kill -0 $stub 2>/dev/null && fail "--once: the stub outlived GDB's disconnect"
 wait $stub
+no_leftovers "$LEAF"
+
+# 4. A crash at a function's first instruction (leaf_store has no
+#    prologue), live and post-mortem: the newest block is that one
+#    instruction, begun by the call, ending at the pc, as gdbserver's
+#    first block.  GDB counts it as the current instruction, not history
+#    (gdb/btrace.c skips a last function segment of only it): the call
+#    history ends with the caller, as with gdbserver.
+LEAFPC=$(nm "$LEAF" | awk '$3 == "leaf_store" { print "0x" $1 }' | sed 's/^0x0*/0x/')
+newest() {	# FILE: the first block of the last btrace document read
+	grep -ao '<btrace version="1.0">\\n<block begin="0x[0-9a-f]*" end="0x[0-9a-f]*"' "$1" |
+		tail -n 1 | sed 's/.*begin="\(0x[0-9a-f]*\)" end="\(0x[0-9a-f]*\)"/\1 \2/'
+}
+gsgdb "$work/leaf.out" "$LEAF" -ex "break main" -ex continue -ex "record btrace" \
+	-ex continue -ex "set debug remote 1" -ex 'echo @@CALLS\n' \
+	-ex "record function-call-history" -ex 'echo @@END\n' -ex "set debug remote 0" \
+	-ex bt -ex "monitor save $work/leaf.trace" -ex kill
+gdb_clean "$work/leaf.out"
+expect "$work/leaf.out" "^#0  $(printf '0x%016x' "$LEAFPC") in leaf_store \\(\\)" "the crash is not at leaf_store's first instruction"
+[ "$(newest "$work/leaf.out")" = "$LEAFPC $LEAFPC" ] ||
+	{ newest "$work/leaf.out"; fail "live: the newest block is not leaf_store's first instruction"; }
+[ "$(section "$work/leaf.out" CALLS | grep -av '^\[remote\]' | tail -n 1 | cut -f 2)" = middle ] ||
+	{ section "$work/leaf.out" CALLS; fail "live: the call history does not end as GDB ends it"; }
+timeout 300 gdb -nx -batch -ex "set sysroot /" \
+	-ex "target remote | $BTRACE gdbserver --trace $work/leaf.trace -" \
+	-ex "record btrace" -ex "set debug remote 1" -ex 'echo @@CALLS\n' \
+	-ex "record function-call-history" -ex 'echo @@END\n' "$LEAF" >"$work/pm.out" 2>&1 </dev/null
+gdb_clean "$work/pm.out"
+[ "$(newest "$work/pm.out")" = "$LEAFPC $LEAFPC" ] ||
+	{ newest "$work/pm.out"; fail "post-mortem: the newest block is not leaf_store's first instruction"; }
+[ "$(section "$work/pm.out" CALLS | grep -av '^\[remote\]' | tail -n 1 | cut -f 2)" = middle ] ||
+	{ section "$work/pm.out" CALLS; fail "post-mortem: the call history does not end as GDB ends it"; }
 no_leftovers "$LEAF"
 echo ok
