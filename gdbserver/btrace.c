@@ -359,7 +359,6 @@ int gs_btrace_conf_doc(struct gs_server *s, struct gs_buf *out)
 {
 	pid_t tid = s->gthread > 0 ? s->gthread : gs_current(s);
 	struct gs_bt_thread *bt = tid ? bt_find(s, tid) : NULL;
-	uint64_t size;
 
 	if (!bt) {
 		gs_buf_adds(out, "E.Btrace not enabled.");
@@ -367,10 +366,9 @@ int gs_btrace_conf_doc(struct gs_server *s, struct gs_buf *out)
 	}
 	gs_buf_adds(out, "<!DOCTYPE btrace-conf SYSTEM \"btrace-conf.dtd\">\n"
 			 "<btrace-conf version=\"1.0\">\n");
-	size = bt->size;
 	gs_buf_addf(out, "<%s size=\"0x%llx\"/>\n",
 		    bt->format == GS_BT_PT ? "pt" : "bts",
-		    (unsigned long long)size);
+		    (unsigned long long)bt->size);
 	gs_buf_adds(out, "</btrace-conf>\n");
 	return 0;
 }

@@ -206,8 +206,9 @@ int gs_serve(struct gs_server *s)
 	for (;;) {
 		ev = gs_conn_recv(&s->conn);
 		if (ev <= 0) {
+			/* a connection reset is GDB gone too */
 			ret = disconnected(s);
-			return ev < 0 ? ev : ret;
+			return ev < 0 && ret != GS_END_AWAIT ? ev : ret;
 		}
 		if (ev == GS_EV_INTERRUPT)
 			continue;	/* stopped already: nothing to stop */
