@@ -29,6 +29,7 @@ struct gdbserver_args {
 	const char *comm;	/* "-", HOST:PORT, unix:PATH */
 	pid_t attach;
 	int multi;		/* --multi: no process needed */
+	int once;		/* --once: end with the first connection */
 	const char *trace_file, *core;
 	char **argv;		/* the program and its arguments */
 	int handed;		/* the server owns the process */
@@ -64,6 +65,10 @@ static const struct cmd_option gdbserver_options[] = {
 	CMD_OPT_OWN_FLAG("multi", CMD_GDBSERVER, struct gdbserver_args, multi,
 			 "start with no process: GDB's `run` and `attach`\n"
 			 "(target extended-remote) make each"),
+	CMD_OPT_OWN_FLAG("once", CMD_GDBSERVER, struct gdbserver_args, once,
+			 "end when GDB disconnects (otherwise, on a port\n"
+			 "or socket, the process waits for the next GDB;\n"
+			 "monitor exit ends the server)"),
 	CMD_OPT_OWN_STRING("trace", "FILE", CMD_GDBSERVER,
 			   struct gdbserver_args, trace_file,
 			   "serve a saved trace (btrace run --save) as a\n"
@@ -341,11 +346,35 @@ static void spawn_release(void *arg, struct gs_proc *p)
 }
 
 /*
+ * GDB went away and the process waits (GS_END_AWAIT): the next GDB on
+ * @lfd gets it, as from gdbserver without --once.  Returns what the
+ * last connection ended with.
+ */
+static int serve_again(int lfd, int *fd)
+{
+	int ret = GS_END_AWAIT;
+
+	while (ret == GS_END_AWAIT) {
+		fprintf(stderr, "Remote side has terminated connection.  "
+			"btrace gdbserver will reopen the connection.\n");
+		close(*fd);
+		*fd = accept_one(lfd);
+		if (*fd < 0)
+			return GS_END_DISCONNECTED;
+		gs_server_reconnect(serving, *fd, *fd);
+		input_signal(*fd);
+		ret = gs_serve(serving);
+	}
+	return ret;
+}
+
+/*
  * Serve @p (ops NULL: none yet); with @sp, extended-remote is offered and
- * the server owns the process.
+ * the server owns the process.  With @lfd (not -1), the server outlives
+ * each connection on it.
  */
 static int serve(struct gdbserver_args *a, const struct gs_proc *p,
-		 const struct gs_spawner *sp, int in, int out)
+		 const struct gs_spawner *sp, int in, int out, int lfd)
 {
 	pid_t pid;
 	int ret;
@@ -359,12 +388,18 @@ static int serve(struct gdbserver_args *a, const struct gs_proc *p,
 		return EXIT_FAIL;
 	}
 	a->handed = sp != NULL;
+	if (lfd >= 0)
+		gs_server_keep(serving);
 	input_signal(in);
 	ret = gs_serve(serving);
+	if (ret == GS_END_AWAIT)
+		ret = serve_again(lfd, &in);
 	signal(SIGIO, SIG_IGN);
 	pid = gs_server_pid(serving);
 	gs_server_free(serving);
 	serving = NULL;
+	if (lfd >= 0)
+		close(in);
 	switch (ret) {
 	case GS_END_DETACHED:
 		fprintf(stderr, "Detached from process %d\n", pid);
@@ -391,7 +426,7 @@ static int connect_and_serve(struct gdbserver_args *a,
 	int lfd = -1, fd, ret;
 
 	if (in >= 0)
-		return serve(a, p, sp, in, out);
+		return serve(a, p, sp, in, out, -1);
 	if (!strncmp(a->comm, "unix:", 5))
 		lfd = listen_unix(a->comm + 5);
 	else
@@ -399,13 +434,12 @@ static int connect_and_serve(struct gdbserver_args *a,
 	if (lfd < 0)
 		return EXIT_FAIL;
 	fd = accept_one(lfd);
+	ret = fd < 0 ? EXIT_FAIL : serve(a, p, sp, fd, fd, a->once ? -1 : lfd);
+	if (a->once && fd >= 0)
+		close(fd);
 	close(lfd);
 	if (!strncmp(a->comm, "unix:", 5))
 		unlink(a->comm + 5);
-	if (fd < 0)
-		return EXIT_FAIL;
-	ret = serve(a, p, sp, fd, fd);
-	close(fd);
 	return ret;
 }
 

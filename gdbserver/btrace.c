@@ -13,6 +13,13 @@
  * take only the records written since the last read (their cost follows
  * what is new); if some of those were overwritten the answer is
  * E.Overflow. and GDB reads everything again.
+ *
+ * Qbtrace-conf:bts:size sets the buffer of the threads enabled after it,
+ * as gdbserver does: rounded up to a power-of-two number of pages, and
+ * never more than the ring the target records into (what the thread
+ * got is what qXfer:btrace-conf:read reports).  The ring itself keeps
+ * its size (bt_target has no per-thread resize): a thread's answers hold
+ * as many branches as a BTS buffer of its size would, the newest.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,6 +32,10 @@
 #define BTS_HEAD "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n" \
 		 "<btrace version=\"1.0\">\n"
 #define BTS_TAIL "</btrace>\n"
+
+/* Bytes of a BTS buffer per branch: perf's sample, header, from, to. */
+#define BTS_RECORD 24
+#define PAGE 4096
 
 static void put_block(struct gs_buf *out, uint64_t begin, uint64_t end)
 {
@@ -87,6 +98,23 @@ static void reply_text(struct gs_server *s, const char *text)
 	gs_buf_adds(&s->reply, text);
 }
 
+/*
+ * The buffer a thread enabled now gets: the size asked for, rounded up
+ * to a power-of-two number of pages, at most the target's ring; the
+ * ring's when none was asked for.
+ */
+static uint64_t bt_buffer_size(struct gs_server *s, int format)
+{
+	uint64_t ring = s->ops->trace_size ? s->ops->trace_size(s->ctx) : 0;
+	uint64_t want = s->bts_size, got = PAGE;
+
+	if (format != GS_BT_BTS || !want)
+		return ring;
+	while (got < want && got < ((uint64_t)1 << 62))
+		got <<= 1;
+	return ring && got > ring ? ring : got;
+}
+
 static void bt_enable(struct gs_server *s, pid_t tid, int format)
 {
 	int formats = s->ops->trace_formats ? s->ops->trace_formats(s->ctx) : 0;
@@ -115,6 +143,9 @@ static void bt_enable(struct gs_server *s, pid_t tid, int format)
 	bt->tid = tid;
 	bt->format = format;
 	bt->start = bt->pos = pos;
+	bt->size = bt_buffer_size(s, format);
+	if (format == GS_BT_BTS && s->bts_size)
+		bt->keep = bt->size / BTS_RECORD;
 	reply_text(s, "OK");
 }
 
@@ -148,7 +179,8 @@ void gs_cmd_btrace(struct gs_server *s, char *pkt)
 			reply_text(s, "E.Bad configuration packet.");
 			return;
 		}
-		s->bts_size = size;
+		if (!strncmp(pkt + 13, "bts:", 4))
+			s->bts_size = size;
 		reply_text(s, "OK");
 		return;
 	}
@@ -174,14 +206,23 @@ static int bts_doc(struct gs_server *s, struct gs_bt_thread *bt,
 {
 	struct bt_decode_opts opts = { sizeof(opts), 0, NULL };
 	struct bt_history *h = NULL;
+	size_t n = 0, keep = bt->keep ? bt->keep : SIZE_MAX;
 	int ret;
 
 	if (cap->size) {
 		ret = bt_decode(cap, &opts, &h);
 		if (ret < 0)
 			return ret;
+		n = h->count;
 	}
-	ret = gs_btrace_bts_xml(h ? h->branch : NULL, h ? h->count : 0, pc,
+	/* a buffer of bt->size bytes holds only the newest keep branches */
+	if (n > keep && delta) {
+		bt_history_free(h);
+		return -bte_torn;
+	}
+	if (n > keep)
+		n = keep;
+	ret = gs_btrace_bts_xml(h ? h->branch + (h->count - n) : NULL, n, pc,
 				delta, out);
 	bt_history_free(h);
 	return ret;
@@ -318,7 +359,6 @@ int gs_btrace_conf_doc(struct gs_server *s, struct gs_buf *out)
 {
 	pid_t tid = s->gthread > 0 ? s->gthread : gs_current(s);
 	struct gs_bt_thread *bt = tid ? bt_find(s, tid) : NULL;
-	size_t size = s->ops->trace_size ? s->ops->trace_size(s->ctx) : 0;
 
 	if (!bt) {
 		gs_buf_adds(out, "E.Btrace not enabled.");
@@ -326,8 +366,9 @@ int gs_btrace_conf_doc(struct gs_server *s, struct gs_buf *out)
 	}
 	gs_buf_adds(out, "<!DOCTYPE btrace-conf SYSTEM \"btrace-conf.dtd\">\n"
 			 "<btrace-conf version=\"1.0\">\n");
-	gs_buf_addf(out, "<%s size=\"0x%zx\"/>\n",
-		    bt->format == GS_BT_PT ? "pt" : "bts", size);
+	gs_buf_addf(out, "<%s size=\"0x%llx\"/>\n",
+		    bt->format == GS_BT_PT ? "pt" : "bts",
+		    (unsigned long long)bt->size);
 	gs_buf_adds(out, "</btrace-conf>\n");
 	return 0;
 }

@@ -104,8 +104,11 @@ enum gs_end {
 	GS_END_KILLED,		/* k, vKill */
 	GS_END_EXITED,		/* the process ended (or, extended, none
 				   is left); gdb went away */
-	GS_END_DISCONNECTED,	/* gdb went away; the process was let go
-				   (attached) or killed (launched) */
+	GS_END_DISCONNECTED,	/* gdb went away, or said monitor exit; the
+				   process was let go (attached) or killed
+				   (launched) */
+	GS_END_AWAIT,		/* gdb went away; the process waits stopped,
+				   traced, for the next (gs_server_keep()) */
 };
 
 struct gs_server;
@@ -157,6 +160,19 @@ struct gs_spawner {
  */
 int gs_server_extend(struct gs_server *s, const struct gs_spawner *sp,
 		     char *const *argv);
+
+/*
+ * Outlive GDB's connection, as gdbserver without --once: when GDB goes
+ * away (its `disconnect`) and a process is still served (or, extended,
+ * may be made), gs_serve() returns GS_END_AWAIT and leaves it stopped
+ * with its branch trace; gs_server_reconnect() then serves the next
+ * connection, on @in/@out (not closed by the server), as if fresh: what
+ * GDB negotiates (acks, extended, multiprocess) starts over, the process,
+ * its stop and the threads' recording stay.  `monitor exit` ends the
+ * server as a disconnect without gs_server_keep() would.
+ */
+void gs_server_keep(struct gs_server *s);
+void gs_server_reconnect(struct gs_server *s, int in, int out);
 
 /* The process id of the process served, or of the last one; 0: none. */
 pid_t gs_server_pid(const struct gs_server *s);

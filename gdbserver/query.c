@@ -105,7 +105,16 @@ static void mon_help(struct gs_server *s, const char *arg)
 		    "                      with this stop, as a btrace trace file\n"
 		    "                      (btrace show FILE, btrace gdbserver\n"
 		    "                      --trace FILE)\n"
+		    "  monitor exit        end the server (after GDB's disconnect\n"
+		    "                      it waits for the next connection)\n"
 		    "  monitor help        this list\n");
+}
+
+/* The server ends after this reply, its process as at a disconnect. */
+static void mon_exit(struct gs_server *s, const char *arg)
+{
+	s->quit = 1;
+	s->ended = GS_END_DISCONNECTED;
 }
 
 static void mon_save(struct gs_server *s, const char *arg)
@@ -136,7 +145,8 @@ void gs_cmd_rcmd(struct gs_server *s, char *pkt)
 	static const struct {
 		const char *name;
 		void (*fn)(struct gs_server *s, const char *arg);
-	} mons[] = { { "help", mon_help }, { "save", mon_save } };
+	} mons[] = { { "help", mon_help }, { "save", mon_save },
+		     { "exit", mon_exit } };
 	size_t n = strlen(pkt + 6) / 2, i, len;
 	char *cmd;
 

@@ -34,7 +34,7 @@ static const struct gs_cmd commands[] = {
 	{ "qfThreadInfo", gs_cmd_threads_first, EXACT, "thread list" },
 	{ "qsThreadInfo", gs_cmd_threads_next, EXACT, "thread list, more" },
 	{ "qSymbol:", gs_cmd_ok, PREFIX, "no symbols wanted" },
-	{ "qRcmd,", gs_cmd_rcmd, PREFIX, "monitor commands: help, save FILE" },
+	{ "qRcmd,", gs_cmd_rcmd, PREFIX, "monitor commands: help, save FILE, exit" },
 	{ "QStartNoAckMode", gs_cmd_noack, EXACT, "acks off" },
 	{ "QPassSignals:", gs_cmd_pass_signals, PREFIX, "signals not reported" },
 	{ "QProgramSignals:", gs_cmd_ok, PREFIX, "all signals go to the program" },
@@ -141,9 +141,38 @@ void gs_server_free(struct gs_server *s)
 	free(s);
 }
 
-/* gdb is gone: a process it attached to runs on, one it started ends. */
+void gs_server_keep(struct gs_server *s)
+{
+	s->keep = 1;
+}
+
+/*
+ * A new GDB negotiates afresh (gdbserver forgets the same at a
+ * reconnection); the process, its stop and its recording stay.
+ */
+void gs_server_reconnect(struct gs_server *s, int in, int out)
+{
+	gs_conn_release(&s->conn);
+	gs_conn_init(&s->conn, in, out);
+	s->noack_after = 0;
+	s->extended = 0;
+	s->multiprocess = 0;
+	s->swbreak = 0;
+	s->xfer_key[0] = '\0';
+	gs_hostio_release(s);
+	gs_hostio_init(s);
+}
+
+/*
+ * gdb is gone: kept for the next, or (gs_server_keep() not asked for,
+ * monitor exit) a process it attached to runs on, one it started ends.
+ * Without a process to come back to (not extended), the server ends, as
+ * gdbserver does.
+ */
 static int disconnected(struct gs_server *s)
 {
+	if (s->keep && !s->quit && (gs_alive(s) || s->extended))
+		return GS_END_AWAIT;
 	if (!gs_alive(s) || !s->ops->resume)
 		return s->gone ? GS_END_EXITED : GS_END_DISCONNECTED;
 	if (s->ops->launched && s->ops->launched(s->ctx)) {
@@ -177,8 +206,9 @@ int gs_serve(struct gs_server *s)
 	for (;;) {
 		ev = gs_conn_recv(&s->conn);
 		if (ev <= 0) {
+			/* a connection reset is GDB gone too */
 			ret = disconnected(s);
-			return ev < 0 ? ev : ret;
+			return ev < 0 && ret != GS_END_AWAIT ? ev : ret;
 		}
 		if (ev == GS_EV_INTERRUPT)
 			continue;	/* stopped already: nothing to stop */
@@ -194,12 +224,12 @@ int gs_serve(struct gs_server *s)
 			return disconnected(s);
 		if (reply && gs_conn_send(&s->conn, reply->data ? reply->data : "",
 					  reply->len) < 0)
-			return ret ? s->ended : disconnected(s);
+			return ret && !s->quit ? s->ended : disconnected(s);
 		if (s->noack_after) {
 			s->noack_after = 0;
 			s->conn.noack = 1;
 		}
 		if (ret)
-			return s->ended;
+			return s->quit ? disconnected(s) : s->ended;
 	}
 }

@@ -18,6 +18,8 @@ struct gs_bt_thread {
 	uint64_t start;		/* trace position when enabled */
 	uint64_t pos;		/* after the last read, for delta and new */
 	int read;		/* read at least once */
+	uint64_t size;		/* its buffer's bytes (btrace-conf) */
+	size_t keep;		/* the newest branches shown; 0: all */
 };
 
 #define GS_HOSTIO_FDS 32
@@ -34,6 +36,8 @@ struct gs_server {
 	int replying;		/* a reply is due for this packet */
 	int ended;		/* enum gs_end once the session is over */
 	int noack_after;	/* switch acks off after this reply */
+	int keep;		/* outlive gdb's connection (gs_server_keep) */
+	int quit;		/* monitor exit: end at this reply */
 
 	/* extended-remote: processes come and go (extended.c) */
 	const struct gs_spawner *spawner;	/* NULL: one process only */
@@ -59,7 +63,8 @@ struct gs_server {
 
 	struct gs_bt_thread *bt;
 	size_t nbt;
-	uint64_t bts_size;	/* Qbtrace-conf:bts:size, 0: the target's */
+	uint64_t bts_size;	/* Qbtrace-conf:bts:size, 0: the target's;
+				   for the threads enabled after it */
 
 	int hostio_fd[GS_HOSTIO_FDS];	/* vFile:open's, -1: free */
 	struct gs_buf *hostio_virt[GS_HOSTIO_FDS];	/* made-up files */

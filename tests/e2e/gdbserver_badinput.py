@@ -242,8 +242,9 @@ def traced_by(pid):
 
 
 def disconnects():
+    # --once (without it the stub waits for the next GDB: gdbserver_gdbsem)
     # launched: killed when GDB goes away in the middle of a run
-    p, s, pid = tcp_stub([":0", os.path.join(TARGETS, "sleeper")])
+    p, s, pid = tcp_stub(["--once", ":0", os.path.join(TARGETS, "sleeper")])
     run_and_drop(s)
     try:
         p.wait(timeout=30)
@@ -256,7 +257,7 @@ def disconnects():
     # attached: left running, untraced
     t = subprocess.Popen([os.path.join(TARGETS, "sleeper")], stderr=subprocess.PIPE)
     t.stderr.readline()
-    p, s, _ = tcp_stub(["--attach", str(t.pid), ":0"])
+    p, s, _ = tcp_stub(["--once", "--attach", str(t.pid), ":0"])
     run_and_drop(s)
     try:
         p.wait(timeout=30)

@@ -75,9 +75,11 @@ expect "$work/prog.out" "^Breakpoint 1, square \(x=1\) at .*gdbsrv_dyn.c:$SQ_LIN
 	{ cat "$work/prog.out"; fail "run did not start the program again"; }
 no_leftovers "$GS_PROG"
 
-# 4. TCP: the stub serves run after run until GDB goes away, then exits.
+# 4. TCP: the stub serves run after run; when GDB goes away it waits for
+#    the next (as gdbserver without --once), whose monitor exit ends it.
 "$BTRACE" gdbserver --multi :0 >"$work/tcp.err" 2>&1 &
 stub=$!
+PIDS+=($stub)
 for i in $(seq 1 100); do grep -q "Listening on port" "$work/tcp.err" && break; sleep 0.1; done
 port=$(sed -n 's/^Listening on port \([0-9]*\)$/\1/p' "$work/tcp.err")
 [ -n "$port" ] || { cat "$work/tcp.err"; fail "no port"; }
@@ -85,8 +87,12 @@ timeout 120 gdb -nx -batch -ex "set sysroot /" -ex "set remotetimeout 60" \
 	-ex "target extended-remote 127.0.0.1:$port" \
 	-ex "set remote exec-file $GS_PROG" -ex "handle SIGUSR1 nostop noprint" \
 	-ex run -ex run "$GS_PROG" >"$work/tcp.out" 2>&1 </dev/null
+sleep 0.3
+kill -0 $stub 2>/dev/null || { cat "$work/tcp.err"; fail "the --multi stub did not wait for the next GDB"; }
+timeout 120 gdb -nx -batch -ex "target extended-remote 127.0.0.1:$port" \
+	-ex "monitor exit" >"$work/exit.out" 2>&1 </dev/null
 for i in $(seq 1 100); do kill -0 $stub 2>/dev/null || break; sleep 0.1; done
-kill -0 $stub 2>/dev/null && fail "the --multi stub did not exit with GDB"
+kill -0 $stub 2>/dev/null && fail "monitor exit did not end the --multi stub"
 wait $stub
 gdb_clean "$work/tcp.out"
 [ "$(grep -Ec '^\[Inferior 1 \(process [0-9]+\) exited normally\]' "$work/tcp.out")" = 2 ] ||

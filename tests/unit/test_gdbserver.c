@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "btrace/error.h"
 #include "btrace/ring.h"
@@ -508,7 +510,7 @@ static void server_btrace(void **state)
 	ask(s, "qSupported");
 	assert_string_equal(ask(s, "qXfer:btrace:read:all:0,1000"),
 			    "E.Btrace not enabled.");
-	assert_string_equal(ask(s, "Qbtrace-conf:bts:size=0x10000"), "OK");
+	assert_string_equal(ask(s, "Qbtrace-conf:bts:size=0x100000"), "OK");
 	assert_string_equal(ask(s, "Qbtrace:pt"),
 			    "E.Target does not support branch tracing.");
 	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");
@@ -563,6 +565,96 @@ static void server_btrace_delta(void **state)
 			    "E.Overflow.");
 	r = ask(s, "qXfer:btrace:read:new:0,1000");
 	assert_non_null(strstr(r, "<block begin=\"0x4027\" end=\"0x1004\"/>"));
+	gs_server_free(s);
+	bt_ring_free(f.ring);
+}
+
+/*
+ * Qbtrace-conf:bts:size: rounded up to a power-of-two number of pages
+ * (at most the ring), reported, and the history it would hold is all
+ * that is shown; threads enabled before it keep theirs.
+ */
+static void server_btrace_size(void **state)
+{
+	struct fixture *x = *state;
+	struct gs_server *s = x->s;
+	const char *r;
+	int i;
+
+	x->f.two = 1;
+	assert_string_equal(ask(s, "Hgc8"), "OK");
+	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");
+	assert_string_equal(ask(s, "Qbtrace-conf:bts:size=0x1"), "OK");
+	assert_string_equal(ask(s, "Hg64"), "OK");
+	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");
+	r = ask(s, "qXfer:btrace-conf:read::0,1000");
+	assert_non_null(strstr(r, "<bts size=\"0x1000\"/>"));
+	assert_string_equal(ask(s, "Hgc8"), "OK");
+	r = ask(s, "qXfer:btrace-conf:read::0,1000");
+	assert_non_null(strstr(r, "<bts size=\"0x1000\"/>"));	/* the ring */
+	/* 4096 bytes of BTS: 170 branches; the ring holds 32 records */
+	assert_string_equal(ask(s, "Qbtrace-conf:bts:size=0x1001"), "OK");
+	assert_string_equal(ask(s, "Hg64"), "OK");
+	assert_string_equal(ask(s, "Qbtrace:off"), "OK");
+	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");
+	r = ask(s, "qXfer:btrace-conf:read::0,1000");
+	assert_non_null(strstr(r, "<bts size=\"0x1000\"/>"));	/* at most */
+	assert_string_equal(ask(s, "Qbtrace:off"), "OK");
+	/* 24 bytes a branch: 4096 bytes hold the newest 170 of 200 */
+	bt_ring_free(x->f.ring);
+	x->f.ring = bt_ring_alloc(16384);
+	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");
+	for (i = 0; i < 200; i++)
+		branch(&x->f, 0x3000 + i, 0x4000 + i, BT_BR_JUMP);
+	assert_string_equal(ask(s, "qXfer:btrace:read:delta:0,1000"),
+			    "E.Overflow.");
+	r = ask(s, "qXfer:btrace:read:all:0,ffff");
+	assert_non_null(strstr(r, "<block begin=\"0x40c7\" end=\"0x1004\"/>\n"));
+	assert_non_null(strstr(r, "<block begin=\"0x401e\" end=\"0x301f\"/>\n"
+				  "</btrace>"));
+	assert_null(strstr(r, "\"0x401d\""));
+}
+
+/*
+ * gs_server_keep(): GDB going away leaves the process for the next
+ * connection, which gets the same stop; monitor exit ends the server.
+ */
+static void server_reconnect(void **state)
+{
+	struct fake f;
+	struct gs_server *s;
+	struct bt_stop first = { .reason = BT_STOP_STEP, .tid = TID };
+	char buf[256], exit_pkt[] = "qRcmd,65786974";	/* "exit" */
+	const struct gs_buf *reply;
+	ssize_t n;
+	int sv[2];
+
+	memset(&f, 0, sizeof(f));
+	f.ring = bt_ring_alloc(1024);
+	f.pc = 0x1004;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(gs_server_alloc(&s, &fake_ops, &f, sv[0], sv[0], &first), 0);
+	gs_server_keep(s);
+	assert_string_equal(ask(s, "Qbtrace:bts"), "OK");
+	close(sv[1]);
+	assert_int_equal(gs_serve(s), GS_END_AWAIT);
+	close(sv[0]);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	gs_server_reconnect(s, sv[0], sv[0]);
+	assert_int_equal(write(sv[1], "$?#3f", 5), 5);
+	shutdown(sv[1], SHUT_WR);
+	assert_int_equal(gs_serve(s), GS_END_AWAIT);
+	n = read(sv[1], buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "$T05thread:64;"));
+	/* the recording stayed */
+	assert_string_equal(ask(s, "Qbtrace:bts"), "E.Btrace already enabled.");
+	/* monitor exit: the session is over */
+	assert_int_equal(gs_server_handle(s, exit_pkt, strlen(exit_pkt), &reply), 1);
+	assert_string_equal(reply->data, "OK");
+	close(sv[0]);
+	close(sv[1]);
 	gs_server_free(s);
 	bt_ring_free(f.ring);
 }
@@ -705,8 +797,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(server_vcont, setup, teardown),
 		cmocka_unit_test_setup_teardown(server_stop_thread, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(server_btrace_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(server_btrace, setup, teardown),
 		cmocka_unit_test(server_btrace_delta),
+		cmocka_unit_test(server_reconnect),
 		cmocka_unit_test(server_extended),
 		cmocka_unit_test(server_not_extended),
 	};
