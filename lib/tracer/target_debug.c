@@ -2,7 +2,7 @@
 /*
  * What a debugger needs of a target beyond watching it (target.h, "For
  * debuggers"): register sets, memory writes that keep btrace's int3s, and
- * a thread's trace from a position.  bt_target_resume() lives in target.c
+ * a thread's trace from a position.  bt_target_resume() lives in loop.c
  * with the stop loop it shares.
  */
 #include <elf.h>

@@ -3,7 +3,7 @@
 #define BTRACE_TRACER_H
 
 /*
- * The traced process as target.c keeps it, shared with the backends
+ * The traced process as lib/tracer/ keeps it, shared with the backends
  * (backend.h).  Not part of the public API.
  */
 
@@ -17,7 +17,7 @@
 #include "btrace/target.h"
 
 enum bt_thread_state {
-	BT_TH_STOPPED = 0,	/* in a ptrace-stop that target.c has seen */
+	BT_TH_STOPPED = 0,	/* in a ptrace-stop that the tracer has seen */
 	BT_TH_RUNNING,		/* resumed: a waitpid report is due */
 	BT_TH_LISTENING,	/* group-stopped, restarted with PTRACE_LISTEN */
 	BT_TH_GONE,		/* exited and reaped; kept for its ring */
@@ -42,7 +42,7 @@ struct bt_thread {
 	int event;		/* PTRACE_EVENT_* of the last event stop */
 	/*
 	 * The signal to inject on the next resume (0: none), with its
-	 * siginfo.  sig_checked says target.c has judged it already (passed
+	 * siginfo.  sig_checked says the tracer has judged it already (passed
 	 * on, or reported as a stop); an unchecked one was collected while
 	 * stopping all threads and is judged by the next bt_target_cont().
 	 */
@@ -155,10 +155,11 @@ int bt_thread_record(struct bt_target *t, struct bt_thread *th,
  * must be stopped where no system call is under way: at a SIGTRAP its
  * backend consumed (BT_TS_TRAP).  Other threads go on running.  A signal
  * that arrives meanwhile is sent again afterwards (tgkill), to be judged at
- * its next stop; an exit is recorded as target.c records any other.
+ * its next stop; an exit is recorded as the stop loop records any other.
  * Returns 0 with the kernel's return value in *@result (a negative errno
  * on failure); -bte_exited (errno ESRCH) if the thread ended; -bte_busy if
- * a PTRACE_INTERRUPT of @th is outstanding (its stop is target.c's to see).
+ * a PTRACE_INTERRUPT of @th is outstanding (its stop is the stop loop's
+ * to see).
  * The rounds of stepping are ptrace stops: counted in the stats.
  */
 int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
