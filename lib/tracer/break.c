@@ -1,65 +1,101 @@
 // SPDX-License-Identifier: MIT
 /*
- * Memory as the program sees it, and the debugger's breakpoints.
+ * Memory as the program sees it, through the address spaces (aspace.c) of
+ * the process and of the fork children followed, and the debugger's
+ * breakpoints: numbered here, their int3s of kind BT_BP_USER there.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/uio.h>
+#include <sys/user.h>
 
 #include "backend/backend.h"
 #include "btrace/branch.h"
 #include "btrace/error.h"
 #include "btrace/target.h"
 #include "internal.h"
+#include "tracer/aspace.h"
 #include "tracer/tracer.h"
 #include "tracer/tracer_int.h"
 
-/* Read through @tid, split at the page so that a short read stays short. */
-static ssize_t mem_read_raw(pid_t tid, uint64_t addr, void *buf, size_t len)
+static int aspace_add(struct bt_target *t, struct bt_aspace *as)
 {
-	uint64_t page = 4096, split = ((addr / page) + 1) * page - addr;
-	struct iovec local[2], remote[2];
-	int n = 1;
-	ssize_t r;
+	struct bt_aspace **grown;
 
-	local[0].iov_base = buf;
-	local[0].iov_len = len;
-	remote[0].iov_base = (void *)addr;
-	remote[0].iov_len = len;
-	if (split < len) {
-		local[0].iov_len = remote[0].iov_len = split;
-		local[1].iov_base = (uint8_t *)buf + split;
-		local[1].iov_len = remote[1].iov_len = len - split;
-		remote[1].iov_base = (void *)(addr + split);
-		n = 2;
+	grown = realloc(t->forks, (t->nforks + 1) * sizeof(*grown));
+	if (!grown)
+		return bt_fail(bte_nomem, errno, "address spaces");
+	t->forks = grown;
+	t->forks[t->nforks++] = as;
+	return 0;
+}
+
+/*
+ * Fork child @child of process @parent is followed: its memory is a copy
+ * of its parent's, our int3s in it.  An address space made for it at a
+ * first stop that came before this event is replaced.
+ */
+int bt_target_aspace_fork(struct bt_target *t, pid_t parent, pid_t child)
+{
+	struct bt_aspace *from = bt_target_aspace(t, parent), *as;
+	size_t i;
+	int ret;
+
+	if (!from)
+		return -bte_nomem;
+	ret = bt_aspace_fork(from, child, &as);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < t->nforks; i++)
+		if (bt_aspace_pid(t->forks[i]) == child) {
+			bt_aspace_free(t->forks[i]);
+			t->forks[i] = as;
+			return 0;
+		}
+	ret = aspace_add(t, as);
+	if (ret < 0)
+		bt_aspace_free(as);
+	return ret;
+}
+
+/*
+ * The address space of process @tgid (aspace.h): the target's own, or a
+ * followed fork child's (made at its fork event, bt_target_aspace_fork()).
+ */
+struct bt_aspace *bt_target_aspace(struct bt_target *t, pid_t tgid)
+{
+	struct bt_aspace *as;
+	size_t i;
+
+	if (!tgid || tgid == t->pid) {
+		if (!t->as && bt_aspace_alloc(t->pid, &t->as) < 0)
+			return NULL;
+		return t->as;
 	}
-	r = process_vm_readv(tid, local, n, remote, n, 0);
-	if (r < 0)
-		return bt_fail(errno == ESRCH ? bte_exited : bte_io, errno,
-			       "read memory of %d at 0x%llx", tid,
-			       (unsigned long long)addr);
-	return r;
+	for (i = 0; i < t->nforks; i++)
+		if (bt_aspace_pid(t->forks[i]) == tgid)
+			return t->forks[i];
+	/* Its first stop came before its parent's fork event. */
+	if (bt_aspace_alloc(tgid, &as) < 0)
+		return NULL;
+	if (aspace_add(t, as) < 0) {
+		bt_aspace_free(as);
+		return NULL;
+	}
+	return as;
 }
 
 ssize_t bt_thread_mem(struct bt_target *t, struct bt_thread *th,
 		      uint64_t addr, void *buf, size_t len)
 {
+	struct bt_aspace *as = bt_target_aspace(t, th->tgid);
 	ssize_t n;
-	size_t i;
 
-	n = mem_read_raw(th->tid, addr, buf, len);
-	if (n <= 0)
-		return n;
-	for (i = 0; i < t->nbreaks; i++) {
-		const struct bt_break *b = &t->breaks[i];
-
-		if (b->number && b->inserted && b->addr >= addr &&
-		    b->addr < addr + n)
-			((uint8_t *)buf)[b->addr - addr] = b->orig;
-	}
-	if (t->ops->hide)
+	if (!as)
+		return -bte_nomem;
+	n = bt_aspace_read(as, addr, buf, len);
+	if (n > 0 && t->ops->hide)
 		t->ops->hide(t, addr, buf, (size_t)n);
 	return n;
 }
@@ -84,60 +120,32 @@ ssize_t bt_target_read(struct bt_target *t, uint64_t addr, void *buf,
 	return bt_target_mem(t, addr, buf, len);
 }
 
-/* Write @byte at @addr of @tid's memory. */
-int bt_break_write(pid_t tid, uint64_t addr, uint8_t byte, uint8_t *old)
-{
-	long word;
-
-	errno = 0;
-	word = ptrace(PTRACE_PEEKDATA, tid, addr, 0);
-	if (errno)
-		return bt_fail(bte_io, errno, "read 0x%llx",
-			       (unsigned long long)addr);
-	if (old)
-		*old = word & 0xff;
-	word = (word & ~0xffL) | byte;
-	if (ptrace(PTRACE_POKEDATA, tid, addr, word) < 0)
-		return bt_fail(bte_io, errno, "write 0x%llx",
-			       (unsigned long long)addr);
-	return 0;
-}
-
 /*
- * Followed children got our int3s in their copy of the memory at fork:
- * write @b's byte (@insert: the int3) there too, through a stopped thread
- * of each.
+ * Put @b's int3 in (@insert) or take it out.  Followed fork children got
+ * it in their copy of the memory at fork: out of theirs too.
  */
-static void break_children(struct bt_target *t, const struct bt_break *b,
-			   int insert)
-{
-	size_t i;
-
-	for (i = 0; i < t->nthreads; i++) {
-		const struct bt_thread *th = t->threads[i];
-
-		if (th->tgid != t->pid && th->state == BT_TH_STOPPED)
-			bt_break_write(th->tid, b->addr, insert ? 0xcc : b->orig,
-				       NULL);
-	}
-}
-
-/* Put the int3 in (@insert) or the original byte back. */
 int bt_break_poke(struct bt_target *t, struct bt_break *b, int insert)
 {
-	struct bt_thread *th = bt_thread_any(t, 1);
-	uint8_t orig;
+	struct bt_aspace *as = bt_target_aspace(t, t->pid);
+	size_t i;
 	int ret;
 
-	if (!th)
+	if (!bt_thread_any(t, 1))
 		return bt_fail(bte_exited, 0, "no stopped thread of %d", t->pid);
-	ret = bt_break_write(th->tid, b->addr, insert ? 0xcc : b->orig, &orig);
+	if (!as)
+		return -bte_nomem;
+	if (insert) {
+		ret = bt_aspace_insert(as, b->addr, BT_BP_USER);
+	} else {
+		ret = bt_aspace_remove(as, b->addr, BT_BP_USER);
+		for (i = 0; i < t->nforks; i++)
+			if (bt_aspace_kinds(t->forks[i], b->addr) &
+			    BT_BP_MASK(BT_BP_USER))
+				bt_aspace_remove(t->forks[i], b->addr,
+						 BT_BP_USER);
+	}
 	if (ret < 0)
 		return ret;
-	if (insert && !b->inserted)
-		b->orig = orig;
-	if (!insert)
-		break_children(t, b, 0);
 	b->inserted = insert;
 	return 0;
 }

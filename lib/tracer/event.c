@@ -17,6 +17,7 @@
 #include "btrace/error.h"
 #include "btrace/target.h"
 #include "internal.h"
+#include "tracer/aspace.h"
 #include "tracer/tracer.h"
 #include "tracer/tracer_int.h"
 
@@ -297,11 +298,12 @@ static void on_exec(struct bt_target *t, struct bt_thread *th)
  * copy of the memory and let it go.  A vfork child shares the memory of
  * the parent, which it leaves alone until exec or exit: nothing to undo.
  */
-static void fork_release(struct bt_target *t, pid_t child, int shared)
+static void fork_release(struct bt_target *t, pid_t parent, pid_t child,
+			 int shared)
 {
 	struct bt_thread *th = bt_thread_find(t, child);
+	struct bt_aspace *as;
 	int status;
-	size_t i;
 
 	if (th) {
 		/* Its first stop came before the parent's event. */
@@ -311,22 +313,36 @@ static void fork_release(struct bt_target *t, pid_t child, int shared)
 		while (waitpid(child, &status, __WALL) < 0 && errno == EINTR)
 			;
 	}
-	for (i = 0; i < t->nbreaks && !shared; i++) {
-		const struct bt_break *b = &t->breaks[i];
-		long word;
-
-		if (!b->number || !b->inserted)
-			continue;
-		errno = 0;
-		word = ptrace(PTRACE_PEEKDATA, child, b->addr, 0);
-		if (errno)
-			continue;
-		word = (word & ~0xffL) | b->orig;
-		ptrace(PTRACE_POKEDATA, child, b->addr, word);
-	}
+	as = bt_target_aspace(t, parent);
+	if (as && !shared)
+		bt_aspace_fork_clean(as, child);
 	if (t->ops->fork)
 		t->ops->fork(t, child, shared);
 	ptrace(PTRACE_DETACH, child, 0, 0);
+}
+
+/* A followed fork child: its own memory, a copy with our int3s in it. */
+static int on_fork_followed(struct bt_target *t, struct bt_thread *th,
+			    pid_t child)
+{
+	int ret = bt_target_aspace_fork(t, th->tgid, child);
+
+	return ret < 0 ? ret : on_new_thread(t, child);
+}
+
+/*
+ * A new program in @th's process: the int3s went with the old memory.
+ * The debugger's breakpoints keep their numbers, out of memory.
+ */
+static void exec_memory(struct bt_target *t, struct bt_thread *th)
+{
+	struct bt_aspace *as = bt_target_aspace(t, th->tgid);
+	size_t i;
+
+	if (as)
+		bt_aspace_exec(as);
+	for (i = 0; i < t->nbreaks && th->tgid == t->pid; i++)
+		t->breaks[i].inserted = 0;
 }
 
 static int on_event(struct bt_target *t, struct bt_thread *th, int event)
@@ -343,11 +359,12 @@ static int on_event(struct bt_target *t, struct bt_thread *th, int event)
 	case PTRACE_EVENT_VFORK:
 		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
 		if (t->opts.follow_fork)
-			return on_new_thread(t, msg);
-		fork_release(t, msg, event == PTRACE_EVENT_VFORK);
+			return on_fork_followed(t, th, msg);
+		fork_release(t, th->tgid, msg, event == PTRACE_EVENT_VFORK);
 		return 0;
 	case PTRACE_EVENT_EXEC:
 		on_exec(t, th);
+		exec_memory(t, th);
 		return 0;
 	default:
 		return 0;

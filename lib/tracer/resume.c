@@ -18,6 +18,7 @@
 #include "btrace/error.h"
 #include "btrace/target.h"
 #include "internal.h"
+#include "tracer/aspace.h"
 #include "tracer/tracer.h"
 #include "tracer/tracer_int.h"
 
@@ -112,31 +113,36 @@ int bt_target_wait(struct bt_target *t, pid_t tid, pid_t *who, int *status)
 }
 
 /*
- * Step @th over the breakpoint it stopped at: the int3 out, one step of
- * @th alone, the int3 back.  What that step reports is collected quietly.
+ * Step @th over the breakpoint it stopped at: the int3 lifted in its
+ * process's memory (a followed child's is its own copy), one step of @th
+ * alone, the int3 back.  What that step reports is collected quietly.
  */
 int bt_thread_step_over(struct bt_target *t, struct bt_thread *th)
 {
 	struct bt_break *b = bt_break_at(t, th->at_break);
+	struct bt_aspace *as = bt_target_aspace(t, th->tgid);
 	struct bt_stop ignored;
-	int sig = th->sig, status, ret, child;
+	int sig = th->sig, status, ret, lifted;
 	pid_t who = 0;
 
 	th->at_break = 0;
 	if (!b)
 		return 0;
-	/* A followed child steps over in its own copy of the memory. */
-	child = th->tgid != t->pid;
-	ret = child ? bt_break_write(th->tid, b->addr, b->orig, NULL) :
-		      bt_break_poke(t, b, 0);
-	if (ret < 0)
+	if (!as)
+		return -bte_nomem;
+	/* Not in this memory (set after the fork): nothing to lift. */
+	ret = bt_aspace_lift(as, b->addr);
+	if (ret < 0 && ret != -bte_noent)
 		return ret;
+	lifted = ret == 0;
 	th->sig = 0;
 	if (t->ops->step)
 		ret = t->ops->step(t, th, sig);
 	else if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, sig) < 0)
 		ret = bt_fail(bte_ptrace, errno, "ptrace(SINGLESTEP, %d)",
 			      th->tid);
+	else
+		ret = 0;
 	if (ret == 0) {
 		th->state = BT_TH_RUNNING;
 		while ((ret = bt_target_wait(t, th->tid, &who, &status)) == 0)
@@ -144,10 +150,10 @@ int bt_thread_step_over(struct bt_target *t, struct bt_thread *th)
 		if (ret > 0)
 			ret = bt_on_wait(t, who, status, 1, &ignored);
 	}
-	if (child && th->state == BT_TH_STOPPED)
-		bt_break_write(th->tid, b->addr, 0xcc, NULL);
-	else if (!child && bt_thread_any(t, 1))
-		bt_break_poke(t, b, 1);
+	/* An exec meanwhile emptied the table: then nothing goes back. */
+	as = bt_target_aspace(t, th->tgid);
+	if (lifted && as)
+		bt_aspace_unlift(as, b->addr);
 	return ret < 0 ? ret : 0;
 }
 

@@ -15,6 +15,7 @@
 #include "btrace/error.h"
 #include "btrace/target.h"
 #include "internal.h"
+#include "tracer/aspace.h"
 #include "tracer/tracer.h"
 #include "tracer/tracer_int.h"
 
@@ -68,6 +69,10 @@ void bt_target_release(struct bt_target *t)
 	if (t->ops->fini)
 		t->ops->fini(t);
 	bt_disasm_free(t->dis);
+	for (i = 0; i < t->nforks; i++)
+		bt_aspace_free(t->forks[i]);
+	free(t->forks);
+	bt_aspace_free(t->as);
 	free(t->threads);
 	free(t->breaks);
 	free(t);

@@ -16,6 +16,8 @@
 #include "btrace/ring.h"
 #include "btrace/target.h"
 
+struct bt_aspace;
+
 enum bt_thread_state {
 	BT_TH_STOPPED = 0,	/* in a ptrace-stop that the tracer has seen */
 	BT_TH_RUNNING,		/* resumed: a waitpid report is due */
@@ -63,11 +65,14 @@ struct bt_thread {
 	void *bk;		/* backend's per-thread data */
 };
 
+/*
+ * A debugger's breakpoint: its number here, its int3 (kind BT_BP_USER) in
+ * the address spaces (aspace.h).
+ */
 struct bt_break {
 	uint64_t addr;
 	int number;		/* > 0; 0 for a free slot */
-	uint8_t orig;		/* the byte under the int3 */
-	int inserted;
+	int inserted;		/* its int3 is in the process's memory */
 };
 
 struct bt_target {
@@ -89,6 +94,11 @@ struct bt_target {
 	size_t nbreaks;
 	int next_break;
 
+	/* The memory and int3s of the process, and of followed fork children */
+	struct bt_aspace *as;
+	struct bt_aspace **forks;
+	size_t nforks;
+
 	struct bt_disasm *dis;
 	struct bt_stats stats;
 	struct bt_stop last;	/* the last stop reported */
@@ -100,6 +110,14 @@ struct bt_target {
 	uint64_t stop_sigs;	/* bt_target_stop_signals() */
 	int planned;		/* bt_target_resume() runs: signals as told */
 };
+
+/*
+ * The address space (aspace.h) of process @tgid, the target's (@tgid 0 or
+ * the target's pid) or a followed fork child's: where its memory is read
+ * and written and its int3s kept.  Made at first use; NULL if there is no
+ * memory for it (-bte_nomem in bt_errdetail()).
+ */
+struct bt_aspace *bt_target_aspace(struct bt_target *t, pid_t tgid);
 
 /* The thread @tid (not gone), or NULL. */
 struct bt_thread *bt_thread_find(const struct bt_target *t, pid_t tid);

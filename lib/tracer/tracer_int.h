@@ -10,6 +10,7 @@
  *	resume.c	restarting threads, steps, stopping every thread
  *	loop.c		bt_target_cont() and bt_target_resume(): the stop loop
  *	break.c		memory as the program sees it, the debugger's breakpoints
+ *	aspace.c	a process's memory and int3s (aspace.h, for backends too)
  *	launch.c	launch and attach
  *	letgo.c		detach, hand-over, finish, kill
  *	target.c	creating and freeing a target, queries
@@ -78,7 +79,7 @@ int bt_target_stop_all(struct bt_target *t);
 
 /* break.c */
 
-int bt_break_write(pid_t tid, uint64_t addr, uint8_t byte, uint8_t *old);
+int bt_target_aspace_fork(struct bt_target *t, pid_t parent, pid_t child);
 int bt_break_poke(struct bt_target *t, struct bt_break *b, int insert);
 int bt_breaks_remove_all(struct bt_target *t);
 
