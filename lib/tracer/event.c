@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * A wait status, turned into what happened and acted on: stops of our
- * int3s, signals judged the way the kernel will deliver them, the
+ * A wait status, turned into what happened and acted on, in the manner of
+ * strace's next_event() and dispatch: bt_event_read() says which kind of
+ * stop (struct bt_event), bt_event_dispatch() takes what it changes in
+ * the threads and decides what becomes of the thread (an enum
+ * bt_outcome): resumed, held, or a stop reported.  Around it: stops of
+ * our int3s, signals judged the way the kernel will deliver them, the
  * PTRACE_EVENT_* stops (clone, fork, exec, exit), exits and reaping.
  */
 #include <errno.h>
@@ -194,31 +198,38 @@ int bt_report_gone(struct bt_target *t, pid_t tid, struct bt_stop *stop)
 	return 1;
 }
 
-static int on_exit_event(struct bt_target *t, struct bt_thread *th, int quiet,
-			 struct bt_stop *stop)
+/* PTRACE_EVENT_EXIT: @th is dying; what its process's end will be. */
+static void exit_take(struct bt_target *t, struct bt_thread *th)
 {
 	struct user_regs_struct regs;
 	unsigned long msg = 0;
 
 	th->exiting = 1;
 	th->why = BT_TS_EXIT;
-	/* A followed child ends as it would: only our process's end stops. */
 	if (th->tgid != t->pid)
-		return quiet ? 0 : 2;
+		return;
 	ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
 	if (!t->exit_tid || WIFEXITED(msg))
 		t->exit_msg = msg;
 	if (bt_thread_regs(th, &regs) == 0 &&
 	    regs.orig_rax == SYS_exit_group && !t->exit_tid)
 		t->exit_tid = th->tid;
-	if (quiet)
-		return 0;
-	if (bt_process_exiting(t) && !t->exit_reported)
-		return bt_report_exit(t, th, stop);
+}
+
+static int exit_decide(struct bt_target *t, struct bt_thread *th,
+		       struct bt_stop *stop)
+{
+	/* A followed child ends as it would: only our process's end stops. */
+	if (th->tgid != t->pid)
+		return BT_OUT_RESUME;
+	if (bt_process_exiting(t) && !t->exit_reported) {
+		bt_report_exit(t, th, stop);
+		return BT_OUT_REPORT;
+	}
 	/* exit_group's caller waits for the others, to be the one shown. */
 	if (th->tid == t->exit_tid)
-		return 0;
-	return 2;
+		return BT_OUT_HOLD;
+	return BT_OUT_RESUME;
 }
 
 int bt_on_reaped(struct bt_target *t, pid_t tid, int status,
@@ -258,7 +269,7 @@ static int on_new_thread(struct bt_target *t, pid_t tid)
 	/*
 	 * Known already, or even gone: the new thread can start, run and
 	 * end before its parent's clone event is read.  (A later thread
-	 * that reuses the tid is added by its own first stop, bt_on_wait.)
+	 * that reuses the tid is added by its own first stop, stop_unknown().)
 	 */
 	if (bt_thread_find_any(t, tid))
 		return 0;
@@ -377,111 +388,180 @@ static int is_stop_signal(int sig)
 	       sig == SIGTTOU;
 }
 
-/*
- * The step bt_target_resume() asked of @th completed (the backend has
- * recorded it).  Reported, unless all threads are only being stopped: a
- * step that completes then is not asked for again.
- */
-static int step_done(struct bt_target *t, struct bt_thread *th, int quiet,
-		     struct bt_stop *stop)
+/* A stopped known thread: which kind of stop, the backend asked first. */
+static int stop_kind(struct bt_target *t, struct bt_thread *th,
+		     const struct bt_event *ev)
 {
-	th->stepping = 0;
-	if (quiet)
-		return 0;
-	stop->reason = BT_STOP_STEP;
-	bt_stop_fill_pc(th, stop);
-	return 1;
-}
-
-/*
- * A ptrace-stop of known thread @th.  Returns 1 with *@stop filled for a
- * stop to report, 2 if @th is to be resumed, 0 if it stays stopped (as
- * everything does when @quiet: only collecting stops).
- */
-static int on_stopped(struct bt_target *t, struct bt_thread *th, int status,
-		      int quiet, struct bt_stop *stop)
-{
-	int event = status >> 16, sig = WSTOPSIG(status), ret;
-
-	th->state = BT_TH_STOPPED;
-	th->why = BT_TS_NONE;
-	if (th->fresh || event == PTRACE_EVENT_STOP) {
-		th->fresh = 0;
-		th->interrupting = 0;
-		th->why = BT_TS_INTERRUPT;
-		if (event == PTRACE_EVENT_STOP && is_stop_signal(sig)) {
-			th->why = BT_TS_GROUP;
-			th->group_sig = sig;
-		}
-		return quiet ? 0 : 2;
-	}
-	if (event == PTRACE_EVENT_EXIT)
-		return on_exit_event(t, th, quiet, stop);
-	if (event) {
-		ret = on_event(t, th, event);
-		return ret < 0 ? ret : (quiet ? 0 : 2);
-	}
-	if (sig == (SIGTRAP | 0x80))	/* a syscall stop: not ours to see */
-		return quiet ? 0 : 2;
+	if (th->fresh || ev->event == PTRACE_EVENT_STOP)
+		return BT_EV_INTERRUPT;
+	if (ev->event == PTRACE_EVENT_EXIT)
+		return BT_EV_EXIT;
+	if (ev->event)
+		return BT_EV_PTRACE;
+	if (ev->sig == (SIGTRAP | 0x80))
+		return BT_EV_SYSCALL;
 	if (ptrace(PTRACE_GETSIGINFO, th->tid, 0, &th->si) < 0)
 		memset(&th->si, 0, sizeof(th->si));
-	if (sig == SIGTRAP && t->ops->trap && t->ops->trap(t, th, &th->si)) {
-		th->why = BT_TS_TRAP;
-		if (th->stepping)
-			return step_done(t, th, quiet, stop);
-		return quiet ? 0 : 2;
-	}
+	if (ev->sig == SIGTRAP && t->ops->trap && t->ops->trap(t, th, &th->si))
+		return BT_EV_TRAP;
 	/*
 	 * A trap of the kernel's single-stepping no backend claimed: a step
 	 * of btrace's (only a tracer steps), the backend's own that the
 	 * stop-all cut short, or one where the backend leaves such traps
-	 * alone.  Never the program's signal (as let_go_signal()).
+	 * alone.  Never the program's signal (as letgo.c's let_go_signal()).
 	 */
-	if (sig == SIGTRAP &&
-	    (th->si.si_code == TRAP_TRACE || th->si.si_code == TRAP_BRKPT)) {
-		th->why = BT_TS_TRAP;
-		if (th->stepping)
-			return step_done(t, th, quiet, stop);
-		return quiet ? 0 : 2;
-	}
-	if (t->ops->signalled && t->ops->signalled(t, th)) {
-		th->why = BT_TS_TRAP;	/* the backend's own fault, handled */
-		return quiet ? 0 : 2;
-	}
-	th->why = BT_TS_SIGNAL;
-	th->sig = sig;
-	th->sig_checked = 0;
-	if (quiet)
-		return 0;
-	return bt_judge_signal(t, th, stop) ? 1 : 2;
+	if (ev->sig == SIGTRAP &&
+	    (th->si.si_code == TRAP_TRACE || th->si.si_code == TRAP_BRKPT))
+		return BT_EV_TRAP;
+	if (t->ops->signalled && t->ops->signalled(t, th))
+		return BT_EV_HANDLED;
+	return BT_EV_SIGNAL;
 }
 
-/* One waitpid report, for thread @tid.  Returns as on_stopped(). */
-int bt_on_wait(struct bt_target *t, pid_t tid, int status, int quiet,
-	       struct bt_stop *stop)
+/* The first stop of @tid, before its parent's clone or fork event. */
+static int stop_unknown(struct bt_target *t, pid_t tid, struct bt_event *ev)
 {
 	struct bt_thread *th;
 	int ret;
 
-	if (WIFEXITED(status) || WIFSIGNALED(status))
-		return bt_on_reaped(t, tid, status, stop);
+	ret = bt_thread_add(t, tid, BT_TH_RUNNING, &th);
+	if (ret < 0)
+		return ret;
+	th->fresh = 1;
+	ev->th = th;
+	if (th->tgid != t->pid && !t->opts.follow_fork) {
+		/* A fork child to let go at its parent's event. */
+		th->state = BT_TH_STOPPED;
+		th->fresh = 0;
+		th->parked = 1;
+		ev->kind = BT_EV_PARKED;
+	}
+	return 0;
+}
+
+int bt_event_read(struct bt_target *t, pid_t tid, int status,
+		  struct bt_event *ev)
+{
+	struct bt_thread *th;
+	int ret;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->tid = tid;
+	ev->status = status;
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		ev->kind = BT_EV_REAPED;
+		return 0;
+	}
 	if (!WIFSTOPPED(status))
 		return 0;
 	t->stats.stops++;
+	ev->sig = WSTOPSIG(status);
+	ev->event = status >> 16;
 	th = bt_thread_find(t, tid);
 	if (!th) {
-		/* A new thread whose first stop beat its parent's event. */
-		ret = bt_thread_add(t, tid, BT_TH_RUNNING, &th);
-		if (ret < 0)
+		ret = stop_unknown(t, tid, ev);
+		if (ret < 0 || ev->kind == BT_EV_PARKED)
 			return ret;
-		th->fresh = 1;
-		if (th->tgid != t->pid && !t->opts.follow_fork) {
-			/* A fork child to let go at its parent's event. */
-			th->state = BT_TH_STOPPED;
-			th->fresh = 0;
-			th->parked = 1;
-			return 0;
-		}
+		th = ev->th;
 	}
-	return on_stopped(t, th, status, quiet, stop);
+	ev->th = th;
+	th->state = BT_TH_STOPPED;
+	th->why = BT_TS_NONE;
+	ev->kind = stop_kind(t, th, ev);
+	return 0;
+}
+
+/*
+ * What @ev changes in the threads' state, whether the stop is acted on
+ * or only collected.  Returns 1 with *@stop filled where the change is a
+ * stop to report (the process's end, seen at a reaping), 0, or < 0.
+ */
+static int event_take(struct bt_target *t, struct bt_event *ev,
+		      struct bt_stop *stop)
+{
+	struct bt_thread *th = ev->th;
+
+	switch (ev->kind) {
+	case BT_EV_REAPED:
+		return bt_on_reaped(t, ev->tid, ev->status, stop);
+	case BT_EV_INTERRUPT:
+		th->fresh = 0;
+		th->interrupting = 0;
+		th->why = BT_TS_INTERRUPT;
+		if (ev->event == PTRACE_EVENT_STOP && is_stop_signal(ev->sig)) {
+			th->why = BT_TS_GROUP;
+			th->group_sig = ev->sig;
+		}
+		return 0;
+	case BT_EV_EXIT:
+		exit_take(t, th);
+		return 0;
+	case BT_EV_PTRACE:
+		return on_event(t, th, ev->event);
+	case BT_EV_TRAP:
+		th->why = BT_TS_TRAP;
+		/* a step done while collecting is not asked again */
+		ev->step_done = th->stepping;
+		th->stepping = 0;
+		return 0;
+	case BT_EV_HANDLED:
+		th->why = BT_TS_TRAP;	/* the backend's own fault, handled */
+		return 0;
+	case BT_EV_SIGNAL:
+		th->why = BT_TS_SIGNAL;
+		th->sig = ev->sig;
+		th->sig_checked = 0;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* What becomes of the thread of @ev, taken: resumed, held or reported. */
+static int event_decide(struct bt_target *t, struct bt_event *ev,
+			struct bt_stop *stop)
+{
+	switch (ev->kind) {
+	case BT_EV_NONE:
+	case BT_EV_REAPED:
+	case BT_EV_PARKED:
+		return BT_OUT_HOLD;
+	case BT_EV_EXIT:
+		return exit_decide(t, ev->th, stop);
+	case BT_EV_TRAP:
+		if (!ev->step_done)
+			return BT_OUT_RESUME;
+		/* the step bt_target_resume() asked for, recorded */
+		stop->reason = BT_STOP_STEP;
+		bt_stop_fill_pc(ev->th, stop);
+		return BT_OUT_REPORT;
+	case BT_EV_SIGNAL:
+		return bt_judge_signal(t, ev->th, stop) ? BT_OUT_REPORT :
+							  BT_OUT_RESUME;
+	default:
+		return BT_OUT_RESUME;
+	}
+}
+
+int bt_event_dispatch(struct bt_target *t, struct bt_event *ev,
+		      struct bt_stop *stop)
+{
+	int ret = event_take(t, ev, stop);
+
+	if (ret < 0)
+		return ret;
+	return ret ? BT_OUT_REPORT : event_decide(t, ev, stop);
+}
+
+int bt_event_collect(struct bt_target *t, pid_t tid, int status)
+{
+	struct bt_stop ignored;
+	struct bt_event ev;
+	int ret;
+
+	memset(&ignored, 0, sizeof(ignored));
+	ret = bt_event_read(t, tid, status, &ev);
+	if (ret == 0)
+		ret = event_take(t, &ev, &ignored);
+	return ret < 0 ? ret : 0;
 }

@@ -63,7 +63,7 @@ static void drain_trap(struct bt_target *t, struct bt_thread *th)
 		if (!(bt_proc_sigmask(t->pid, th->tid, "SigPnd") &
 		      (1ull << (SIGTRAP - 1))))
 			return;
-		if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0 ||
+		if (bt_thread_restart(th, PTRACE_CONT, 0) < 0 ||
 		    waitpid(th->tid, &status, __WALL) != th->tid ||
 		    !WIFSTOPPED(status))
 			return;
@@ -329,7 +329,7 @@ static void kill_reap(struct bt_target *t, struct bt_thread *th)
 		}
 		if (WIFSTOPPED(status)) {
 			/* PTRACE_EVENT_EXIT still stops a killed thread. */
-			ptrace(PTRACE_CONT, th->tid, 0, 0);
+			bt_thread_restart(th, PTRACE_CONT, 0);
 			continue;
 		}
 		bt_on_reaped(t, th->tid, status, &ignored);
@@ -355,7 +355,7 @@ int bt_target_kill(struct bt_target *t)
 	/* A thread in some ptrace-stops (exec) only dies once resumed. */
 	for (i = 0; i < t->nthreads; i++)
 		if (t->threads[i]->state == BT_TH_STOPPED)
-			ptrace(PTRACE_CONT, t->threads[i]->tid, 0, 0);
+			bt_thread_restart(t->threads[i], PTRACE_CONT, 0);
 	/* The leader is reported last, once the others are reaped. */
 	for (i = 0; i < t->nthreads; i++)
 		if (t->threads[i]->tid != t->pid &&

@@ -88,6 +88,7 @@ static int cont_resume_all(struct bt_target *t)
 static int cont_loop(struct bt_target *t, struct bt_stop *stop)
 {
 	struct bt_thread *th;
+	struct bt_event ev;
 	int status, ret;
 	pid_t who = 0;
 
@@ -105,12 +106,15 @@ static int cont_loop(struct bt_target *t, struct bt_stop *stop)
 				return ret;
 			continue;
 		}
-		ret = bt_on_wait(t, who, status, 0, stop);
+		ret = bt_event_read(t, who, status, &ev);
+		if (ret == 0)
+			ret = bt_event_dispatch(t, &ev, stop);
 		if (ret < 0)
 			return ret;
-		if (ret == 1)
+		if (ret == BT_OUT_REPORT)
 			return 1;
-		if (ret == 2) {
+		if (ret == BT_OUT_RESUME) {
+			/* who, not ev.th: an exec gave the id to its thread */
 			th = bt_thread_find(t, who);
 			if (th) {
 				ret = bt_thread_resume(t, th);

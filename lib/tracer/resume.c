@@ -22,27 +22,49 @@
 #include "tracer/tracer.h"
 #include "tracer/tracer_int.h"
 
-static int ptrace_resume_err(struct bt_thread *th, const char *what)
+static const char *restart_name(int op)
 {
-	/* Killed meanwhile: its exit is reported by waitpid. */
-	if (errno == ESRCH) {
-		th->state = BT_TH_RUNNING;
-		return 0;
+	switch (op) {
+	case PTRACE_CONT:
+		return "CONT";
+	case PTRACE_SINGLESTEP:
+		return "SINGLESTEP";
+	case PTRACE_LISTEN:
+		return "LISTEN";
+	case PTRACE_SYSCALL:
+		return "SYSCALL";
+	default:
+		return "restart";
 	}
-	return bt_fail(bte_ptrace, errno, "ptrace(%s, %d)", what, th->tid);
+}
+
+int bt_thread_restart(struct bt_thread *th, int op, int sig)
+{
+	if (ptrace(op, th->tid, 0, (void *)(long)sig) == 0)
+		return 0;
+	return bt_fail(errno == ESRCH ? bte_exited : bte_ptrace, errno,
+		       "ptrace(%s, %d)", restart_name(op), (int)th->tid);
+}
+
+/*
+ * @th was restarted (@ret the restart's result): now @state.  One killed
+ * meanwhile runs to its end, which waitpid reports: no error.
+ */
+static int restarted(struct bt_thread *th, int ret, int state)
+{
+	if (ret < 0 && bt_errno() != ESRCH)
+		return ret;
+	th->state = ret < 0 ? BT_TH_RUNNING : state;
+	return 0;
 }
 
 static int thread_resume_plain(struct bt_target *t, struct bt_thread *th)
 {
-	int sig = th->sig, ret;
+	int sig = th->sig;
 
 	th->sig = 0;
 	th->sig_checked = 0;
-	ret = t->ops->resume(t, th, sig);
-	if (ret < 0 && bt_errno() != ESRCH)
-		return ret;
-	th->state = BT_TH_RUNNING;
-	return 0;
+	return restarted(th, t->ops->resume(t, th, sig), BT_TH_RUNNING);
 }
 
 /*
@@ -53,25 +75,20 @@ static int thread_resume_plain(struct bt_target *t, struct bt_thread *th)
  */
 static int thread_step(struct bt_target *t, struct bt_thread *th)
 {
-	int sig = th->sig, ret = 0;
+	int sig = th->sig, ret;
 
 	th->sig = 0;
 	th->sig_checked = 0;
 	if (th->stepping == 2 && th->why == BT_TS_EVENT) {
-		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
-			return ptrace_resume_err(th, "SINGLESTEP");
-		th->state = BT_TH_RUNNING;
-		return 0;
+		ret = bt_thread_restart(th, PTRACE_SINGLESTEP, 0);
+	} else {
+		th->stepping = 2;	/* issued */
+		if (t->ops->step)
+			ret = t->ops->step(t, th, sig);
+		else
+			ret = bt_thread_restart(th, PTRACE_SINGLESTEP, sig);
 	}
-	th->stepping = 2;	/* issued */
-	if (t->ops->step)
-		ret = t->ops->step(t, th, sig);
-	else if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, sig) < 0)
-		return ptrace_resume_err(th, "SINGLESTEP");
-	if (ret < 0 && bt_errno() != ESRCH)
-		return ret;
-	th->state = BT_TH_RUNNING;
-	return 0;
+	return restarted(th, ret, BT_TH_RUNNING);
 }
 
 int bt_thread_resume(struct bt_target *t, struct bt_thread *th)
@@ -80,18 +97,14 @@ int bt_thread_resume(struct bt_target *t, struct bt_thread *th)
 		return 0;
 	if (th->hold && th->why != BT_TS_EXIT)
 		return 0;
-	if (th->why == BT_TS_EXIT) {
-		if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0)
-			return ptrace_resume_err(th, "CONT");
-		th->state = BT_TH_RUNNING;
-		return 0;
-	}
-	if (th->why == BT_TS_GROUP) {
-		if (ptrace(PTRACE_LISTEN, th->tid, 0, 0) < 0)
-			return ptrace_resume_err(th, "LISTEN");
-		th->state = BT_TH_LISTENING;
-		return 0;
-	}
+	/* Dying: on to its end. */
+	if (th->why == BT_TS_EXIT)
+		return restarted(th, bt_thread_restart(th, PTRACE_CONT, 0),
+				 BT_TH_RUNNING);
+	/* Group-stopped: it stays so, and its next event is still seen. */
+	if (th->why == BT_TS_GROUP)
+		return restarted(th, bt_thread_restart(th, PTRACE_LISTEN, 0),
+				 BT_TH_LISTENING);
 	if (th->stepping)
 		return thread_step(t, th);
 	return thread_resume_plain(t, th);
@@ -121,7 +134,6 @@ int bt_thread_step_over(struct bt_target *t, struct bt_thread *th)
 {
 	struct bt_break *b = bt_break_at(t, th->at_break);
 	struct bt_aspace *as = bt_target_aspace(t, th->tgid);
-	struct bt_stop ignored;
 	int sig = th->sig, status, ret, lifted;
 	pid_t who = 0;
 
@@ -138,17 +150,14 @@ int bt_thread_step_over(struct bt_target *t, struct bt_thread *th)
 	th->sig = 0;
 	if (t->ops->step)
 		ret = t->ops->step(t, th, sig);
-	else if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, sig) < 0)
-		ret = bt_fail(bte_ptrace, errno, "ptrace(SINGLESTEP, %d)",
-			      th->tid);
 	else
-		ret = 0;
+		ret = bt_thread_restart(th, PTRACE_SINGLESTEP, sig);
 	if (ret == 0) {
 		th->state = BT_TH_RUNNING;
 		while ((ret = bt_target_wait(t, th->tid, &who, &status)) == 0)
 			;
 		if (ret > 0)
-			ret = bt_on_wait(t, who, status, 1, &ignored);
+			ret = bt_event_collect(t, who, status);
 	}
 	/* An exec meanwhile emptied the table: then nothing goes back. */
 	as = bt_target_aspace(t, th->tgid);
@@ -176,8 +185,9 @@ int bt_thread_step(struct bt_target *t, struct bt_thread *th, siginfo_t *si)
 	 * stop is taken here, and the step issued again.
 	 */
 	for (i = 0; i < 16; i++) {
-		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
-			return bt_fail(bte_exited, errno,
+		ret = bt_thread_restart(th, PTRACE_SINGLESTEP, 0);
+		if (ret < 0)
+			return bt_fail(bte_exited, bt_errno(),
 				       "ptrace(SINGLESTEP, %d)", th->tid);
 		while ((ret = bt_target_wait(t, th->tid, &who, &status)) == 0)
 			;
@@ -186,9 +196,7 @@ int bt_thread_step(struct bt_target *t, struct bt_thread *th, siginfo_t *si)
 		t->stats.stops++;
 		if (!WIFSTOPPED(status) ||
 		    (status >> 16) == PTRACE_EVENT_EXIT) {
-			struct bt_stop ignored;
-
-			bt_on_wait(t, th->tid, status, 1, &ignored);
+			bt_event_collect(t, th->tid, status);
 			return bt_fail(bte_exited, ESRCH, "thread %d ended",
 				       th->tid);
 		}
@@ -286,7 +294,6 @@ static int threads_pending(const struct bt_target *t)
  */
 static int flush_traps(struct bt_target *t)
 {
-	struct bt_stop ignored;
 	int status, ret;
 	size_t i;
 	pid_t who = 0;
@@ -303,7 +310,7 @@ static int flush_traps(struct bt_target *t)
 		       (ret = bt_target_wait(t, th->tid, &who, &status)) == 0)
 			;
 		if (ret > 0)
-			ret = bt_on_wait(t, who, status, 1, &ignored);
+			ret = bt_event_collect(t, who, status);
 		if (ret < 0)
 			return ret;
 	}
@@ -316,7 +323,6 @@ static int flush_traps(struct bt_target *t)
  */
 int bt_target_stop_all(struct bt_target *t)
 {
-	struct bt_stop ignored;
 	int status, ret;
 	size_t i;
 	pid_t who = 0;
@@ -336,7 +342,7 @@ int bt_target_stop_all(struct bt_target *t)
 			return ret;
 		if (ret == 0)
 			continue;
-		ret = bt_on_wait(t, who, status, 1, &ignored);
+		ret = bt_event_collect(t, who, status);
 		if (ret < 0)
 			return ret;
 	}

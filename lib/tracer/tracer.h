@@ -185,6 +185,16 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 		      int64_t *result);
 
 /*
+ * The one place a stopped thread is restarted (strace's ptrace_restart()):
+ * ptrace @op (PTRACE_CONT, PTRACE_SINGLESTEP, PTRACE_LISTEN, ...) says
+ * how, @sig is the signal delivered (0: none).  The thread's state is the
+ * caller's to set.  Returns 0, -bte_exited (errno ESRCH) if the thread is
+ * no longer in a ptrace-stop (killed meanwhile: waitpid reports its end),
+ * or -bte_ptrace.
+ */
+int bt_thread_restart(struct bt_thread *th, int op, int sig);
+
+/*
  * One single step of stopped thread @th, waited for.  Returns 0 when it
  * trapped (siginfo in *@si), a signal number when that signal stopped it
  * instead (dequeued, not delivered), -bte_exited if it ended.  A

@@ -9,8 +9,8 @@
  *	event.c		a wait status turned into what happened, and acted on
  *	resume.c	restarting threads, steps, stopping every thread
  *	loop.c		bt_target_cont() and bt_target_resume(): the stop loop
- *	break.c		memory as the program sees it, the debugger's breakpoints
- *	aspace.c	a process's memory and int3s (aspace.h, for backends too)
+ *	break.c		memory as the program sees it, user breakpoints
+ *	aspace.c	a process's memory and int3s (aspace.h, backends too)
  *	launch.c	launch and attach
  *	letgo.c		detach, hand-over, finish, kill
  *	target.c	creating and freeing a target, queries
@@ -67,8 +67,59 @@ int bt_report_exit(struct bt_target *t, struct bt_thread *last,
 int bt_report_gone(struct bt_target *t, pid_t tid, struct bt_stop *stop);
 int bt_on_reaped(struct bt_target *t, pid_t tid, int status,
 		 struct bt_stop *stop);
-int bt_on_wait(struct bt_target *t, pid_t tid, int status, int quiet,
-	       struct bt_stop *stop);
+
+/*
+ * One waitpid report turned into what happened (strace's next_event()):
+ * bt_event_read() classifies it, the backend asked first about its traps
+ * and faults; bt_event_dispatch() acts on it and says what becomes of the
+ * thread.  While stopping everything, bt_event_collect() takes what a
+ * report changes and acts on nothing: its signals and steps are judged
+ * by the next run.
+ */
+enum bt_event_kind {
+	BT_EV_NONE,	 /* nothing to act on (not a stop or an end) */
+	BT_EV_REAPED,	 /* the thread ended and is reaped: status */
+	BT_EV_PARKED,	 /* an unfollowed fork child, before the fork event */
+	BT_EV_INTERRUPT, /* a new thread's first stop, or PTRACE_EVENT_STOP */
+	BT_EV_EXIT,	 /* PTRACE_EVENT_EXIT: the thread is dying */
+	BT_EV_PTRACE,	 /* clone, fork, vfork, vfork-done or exec: event */
+	BT_EV_SYSCALL,	 /* a syscall-stop: not ours to see */
+	BT_EV_TRAP,	 /* a trap of btrace's: the backend's or a step's */
+	BT_EV_HANDLED,	 /* a fault the backend caused and handled */
+	BT_EV_SIGNAL,	 /* a signal for the program: sig, th->si */
+};
+
+struct bt_event {
+	int kind;		/* enum bt_event_kind */
+	struct bt_thread *th;	/* NULL for NONE and REAPED */
+	pid_t tid;
+	int status;		/* the wait status */
+	int sig;		/* WSTOPSIG(status) */
+	int event;		/* PTRACE_EVENT_* (status >> 16), or 0 */
+	int step_done;		/* TRAP: the step bt_target_resume() asked */
+};
+
+/* What becomes of the event's thread. */
+enum bt_outcome {
+	BT_OUT_HOLD,	/* it stays stopped (or is gone) */
+	BT_OUT_RESUME,	/* restart it: bt_thread_resume() */
+	BT_OUT_REPORT,	/* a stop to report, in the caller's bt_stop */
+};
+
+/*
+ * Classify @status, waitpid's report for @tid, into *@ev.  A thread not
+ * known yet is added; a stopped one is marked stopped.  Returns 0, or
+ * -bte_nomem.
+ */
+int bt_event_read(struct bt_target *t, pid_t tid, int status,
+		  struct bt_event *ev);
+
+/* Act on @ev: an enum bt_outcome (*@stop filled for REPORT), or < 0. */
+int bt_event_dispatch(struct bt_target *t, struct bt_event *ev,
+		      struct bt_stop *stop);
+
+/* Read and take @status while stopping everything.  0, or < 0. */
+int bt_event_collect(struct bt_target *t, pid_t tid, int status);
 
 /* resume.c */
 
