@@ -32,6 +32,7 @@ struct bt_aspace {
 	struct bt_bp *bp;
 	size_t nbp, cap;	/* cap: 0 or a power of two */
 	uint64_t version;
+	int via_task;		/* fd opened through a thread, not the leader */
 	int lifted_all;		/* no int3 written: a vfork child runs */
 };
 
@@ -66,29 +67,26 @@ pid_t bt_aspace_pid(const struct bt_aspace *as)
 /* Memory */
 
 /*
- * The one place /proc/PID/mem is opened.  A leader that exited before its
- * threads is a zombie without memory: then through a thread that lives.
+ * Through a thread other than the leader: a leader that exited before its
+ * threads is a zombie, and its /proc/PID/mem can open without memory
+ * (kernels where it has none left to give).
  */
-static int mem_open(struct bt_aspace *as)
+static int mem_open_task(struct bt_aspace *as, int e)
 {
 	char path[64];
 	struct dirent *de;
 	DIR *dir;
-	int e;
 
 	if (as->fd >= 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)as->pid);
-	as->fd = open(path, O_RDWR | O_CLOEXEC);
-	if (as->fd >= 0)
-		return 0;
-	e = errno;
+		close(as->fd);
+	as->fd = -1;
+	as->via_task = 1;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)as->pid);
 	dir = opendir(path);
 	while (dir && as->fd < 0 && (de = readdir(dir))) {
 		int tid = atoi(de->d_name);
 
-		if (tid <= 0)
+		if (tid <= 0 || tid == as->pid)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem",
 			 (int)as->pid, tid);
@@ -102,11 +100,20 @@ static int mem_open(struct bt_aspace *as)
 		       "open(/proc/%d/mem)", (int)as->pid);
 }
 
-int bt_aspace_fd(struct bt_aspace *as)
+/*
+ * The one place /proc/PID/mem is opened.  Kept open, it keeps the memory
+ * reachable through the leader after the leader exits.
+ */
+static int mem_open(struct bt_aspace *as)
 {
-	int ret = mem_open(as);
+	char path[64];
 
-	return ret < 0 ? ret : as->fd;
+	if (as->fd >= 0)
+		return 0;
+	as->via_task = 0;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)as->pid);
+	as->fd = open(path, O_RDWR | O_CLOEXEC);
+	return as->fd >= 0 ? 0 : mem_open_task(as, errno);
 }
 
 /* 0 bytes from /proc/PID/mem: the memory is gone with the process. */
@@ -121,35 +128,47 @@ static ssize_t mem_err(const struct bt_aspace *as, ssize_t n, uint64_t addr,
 		       (unsigned long long)addr);
 }
 
+/*
+ * pread or pwrite @len bytes at @addr: the count, or < 0.  No bytes at
+ * all means no memory behind the file: opened through a zombie leader,
+ * it is opened again through another thread.
+ */
+static ssize_t mem_rw(struct bt_aspace *as, int write, void *buf, size_t len,
+		      uint64_t addr)
+{
+	ssize_t n = 0;
+	int ret, again;
+
+	for (again = 0; again < 2; again++) {
+		ret = mem_open(as);
+		if (ret < 0)
+			return ret;
+		n = write ? pwrite(as->fd, buf, len, (off_t)addr) :
+			    pread(as->fd, buf, len, (off_t)addr);
+		if (n != 0 || as->via_task || mem_open_task(as, ESRCH) < 0)
+			break;
+	}
+	return n > 0 ? n : mem_err(as, n, addr, write ? "write" : "read");
+}
+
+int bt_aspace_fd(struct bt_aspace *as)
+{
+	int ret = mem_open(as);
+
+	return ret < 0 ? ret : as->fd;
+}
+
 ssize_t bt_aspace_read_raw(struct bt_aspace *as, uint64_t addr, void *buf,
 			   size_t len)
 {
-	ssize_t n;
-	int ret;
-
-	if (!len)
-		return 0;
-	ret = mem_open(as);
-	if (ret < 0)
-		return ret;
 	/* Short where a mapping ends: the kernel stops at the first hole. */
-	n = pread(as->fd, buf, len, (off_t)addr);
-	return n > 0 ? n : mem_err(as, n, addr, "read");
+	return len ? mem_rw(as, 0, buf, len, addr) : 0;
 }
 
 ssize_t bt_aspace_write_raw(struct bt_aspace *as, uint64_t addr,
 			    const void *buf, size_t len)
 {
-	ssize_t n;
-	int ret;
-
-	if (!len)
-		return 0;
-	ret = mem_open(as);
-	if (ret < 0)
-		return ret;
-	n = pwrite(as->fd, buf, len, (off_t)addr);
-	return n > 0 ? n : mem_err(as, n, addr, "write");
+	return len ? mem_rw(as, 1, (void *)buf, len, addr) : 0;
 }
 
 static int byte_write(struct bt_aspace *as, uint64_t addr, uint8_t byte)
@@ -273,8 +292,9 @@ int bt_aspace_insert(struct bt_aspace *as, uint64_t addr, int kind)
 	int ret;
 
 	if (kind < 0 || kind >= BT_BP_NKINDS || !addr)
-		return bt_fail(bte_invalid, 0, "breakpoint of kind %d at 0x%llx",
-			       kind, (unsigned long long)addr);
+		return bt_fail(bte_invalid, 0,
+			       "breakpoint of kind %d at 0x%llx", kind,
+			       (unsigned long long)addr);
 	b = bp_find(as, addr);
 	if (!b) {
 		ret = bp_new(as, addr, &b);
@@ -292,8 +312,9 @@ int bt_aspace_remove(struct bt_aspace *as, uint64_t addr, int kind)
 	int ret = 0;
 
 	if (!b || kind < 0 || kind >= BT_BP_NKINDS || !b->count[kind])
-		return bt_fail(bte_noent, 0, "no breakpoint of kind %d at 0x%llx",
-			       kind, (unsigned long long)addr);
+		return bt_fail(bte_noent, 0,
+			       "no breakpoint of kind %d at 0x%llx", kind,
+			       (unsigned long long)addr);
 	if (--b->count[kind] == 0)
 		as->version++;
 	if (bp_held(b))
@@ -517,7 +538,7 @@ void bt_aspace_release(struct bt_aspace *as)
 			continue;
 		if (bt_aspace_read_raw(as, b->addr, &now, 1) == 1 &&
 		    now != INT3)
-			continue;	/* the program wrote its own code there */
+			continue;	/* the program's own code now */
 		byte_write(as, b->addr, b->orig);
 	}
 	bp_clear(as);

@@ -8,10 +8,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,6 +49,12 @@ static void child_end(pid_t pid)
 
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+}
+
+/* Put an int3 of @kind at @p (in the child's copy of page[]). */
+static int ins(struct bt_aspace *as, const uint8_t *p, int kind)
+{
+	return bt_aspace_insert(as, (uint64_t)p, kind);
 }
 
 static uint8_t raw_at(struct bt_aspace *as, const uint8_t *p)
@@ -125,9 +134,9 @@ static void read_hidden(void **state)
 	uint8_t buf[64];
 
 	assert_int_equal(bt_aspace_alloc(pid, &as), 0);
-	assert_int_equal(bt_aspace_insert(as, (uint64_t)&page[1], BT_BP_USER), 0);
-	assert_int_equal(bt_aspace_insert(as, (uint64_t)&page[5], BT_BP_BACKEND), 0);
-	assert_int_equal(bt_aspace_insert(as, (uint64_t)&page[40], BT_BP_USER), 0);
+	assert_int_equal(ins(as, &page[1], BT_BP_USER), 0);
+	assert_int_equal(ins(as, &page[5], BT_BP_BACKEND), 0);
+	assert_int_equal(ins(as, &page[40], BT_BP_USER), 0);
 
 	/* short reads look each byte up, long ones walk the table */
 	assert_int_equal(bt_aspace_read(as, (uint64_t)&page[0], buf, 2), 2);
@@ -153,14 +162,15 @@ static void write_keeps(void **state)
 	struct bt_aspace *as;
 
 	assert_int_equal(bt_aspace_alloc(pid, &as), 0);
-	assert_int_equal(bt_aspace_insert(as, (uint64_t)&page[101], BT_BP_USER), 0);
+	assert_int_equal(ins(as, &page[101], BT_BP_USER), 0);
 	assert_int_equal(bt_aspace_write(as, (uint64_t)&page[100], data, 4), 4);
 	assert_int_equal(raw_at(as, &page[101]), 0xcc);
 	assert_int_equal(bt_aspace_orig(as, (uint64_t)&page[101], &orig), 0);
 	assert_int_equal(orig, 0x22);
 	assert_int_equal(bt_aspace_read(as, (uint64_t)&page[100], buf, 4), 4);
 	assert_memory_equal(buf, data, 4);
-	assert_int_equal(bt_aspace_remove(as, (uint64_t)&page[101], BT_BP_USER), 0);
+	assert_int_equal(bt_aspace_remove(as, (uint64_t)&page[101],
+					  BT_BP_USER), 0);
 	assert_int_equal(raw_at(as, &page[101]), 0x22);
 	bt_aspace_free(as);
 	child_end(pid);
@@ -185,7 +195,7 @@ static void version_changes(void **state)
 	v = bt_aspace_version(as);
 	assert_int_equal(bt_aspace_lift(as, at), 0);
 	assert_int_equal(bt_aspace_unlift(as, at), 0);
-	assert_true(bt_aspace_version(as) == v);	/* a lift is no change */
+	assert_true(bt_aspace_version(as) == v);	/* no change */
 	assert_int_equal(bt_aspace_remove(as, at, BT_BP_USER), 0);
 	assert_true(bt_aspace_version(as) == v);
 	assert_int_equal(bt_aspace_remove(as, at, BT_BP_USER), 0);
@@ -261,7 +271,8 @@ static void fork_clean(void **state)
 	assert_int_equal(bt_aspace_fork(as, child, &fas), 0);
 	assert_int_equal(bt_aspace_pid(fas), child);
 	assert_int_equal(bt_aspace_kinds(fas, at), BT_BP_MASK(BT_BP_USER));
-	assert_int_equal(bt_aspace_kinds(fas, at + 8), BT_BP_MASK(BT_BP_BACKEND));
+	assert_int_equal(bt_aspace_kinds(fas, at + 8),
+			 BT_BP_MASK(BT_BP_BACKEND));
 	bt_aspace_release(as);
 	assert_int_equal(raw_at(as, &page[500]), page[500]);
 	assert_int_equal(raw_at(as, &page[508]), page[508]);
@@ -322,6 +333,56 @@ static void read_gone(void **state)
 	bt_aspace_free(as);
 }
 
+static void *spin(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
+/* Is the leader of @pid a zombie (State: Z)? */
+static int leader_zombie(pid_t pid)
+{
+	char path[64], line[128];
+	int z = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "State:", 6))
+			z = strchr(line, 'Z') != NULL;
+	if (f)
+		fclose(f);
+	return z;
+}
+
+/* The leader exited before its thread: the memory is still there. */
+static void read_leader_gone(void **state)
+{
+	struct bt_aspace *as;
+	pthread_t thr;
+	int status, i;
+	uint8_t b = 0;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (pthread_create(&thr, NULL, spin, NULL) == 0)
+			syscall(SYS_exit, 0);
+		_exit(1);
+	}
+	for (i = 0; i < 2000 && !leader_zombie(pid); i++)
+		usleep(1000);
+	assert_true(leader_zombie(pid));
+	assert_int_equal(bt_aspace_alloc(pid, &as), 0);
+	assert_int_equal(bt_aspace_read_raw(as, (uint64_t)&page[7], &b, 1), 1);
+	assert_int_equal(b, page[7]);
+	bt_aspace_free(as);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +395,7 @@ int main(void)
 		cmocka_unit_test_setup(fork_clean, setup),
 		cmocka_unit_test_setup(many, setup),
 		cmocka_unit_test_setup(read_gone, setup),
+		cmocka_unit_test_setup(read_leader_gone, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
