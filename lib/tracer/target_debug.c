@@ -2,12 +2,11 @@
 /*
  * What a debugger needs of a target beyond watching it (target.h, "For
  * debuggers"): register sets, memory writes that keep btrace's int3s, and
- * a thread's trace from a position.  bt_target_resume() lives in target.c
+ * a thread's trace from a position.  bt_target_resume() lives in loop.c
  * with the stop loop it shares.
  */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "btrace/target.h"
 #include "backend/backend.h"
 #include "internal.h"
+#include "tracer/aspace.h"
 #include "tracer/tracer.h"
 
 static int regset_err(pid_t tid, int type, int e)
@@ -89,7 +89,6 @@ int bt_target_set_regset(struct bt_target *t, pid_t tid, int type,
 	return 0;
 }
 
-/* btrace's int3s stay in over the new bytes; their originals change. */
 int bt_target_siginfo(struct bt_target *t, pid_t tid, siginfo_t *si)
 {
 	struct bt_thread *th;
@@ -106,30 +105,13 @@ int bt_target_siginfo(struct bt_target *t, pid_t tid, siginfo_t *si)
 	return 0;
 }
 
-static void keep_breaks(struct bt_target *t, uint64_t addr, uint8_t *buf,
-			size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < t->nbreaks; i++) {
-		struct bt_break *b = &t->breaks[i];
-
-		if (!b->number || !b->inserted || b->addr < addr ||
-		    b->addr - addr >= len)
-			continue;
-		b->orig = buf[b->addr - addr];
-		buf[b->addr - addr] = 0xcc;
-	}
-}
-
 ssize_t bt_target_write(struct bt_target *t, uint64_t addr, const void *buf,
 			size_t len)
 {
 	struct bt_thread *th;
-	char path[64];
+	struct bt_aspace *as;
 	uint8_t *copy;
 	ssize_t n;
-	int fd;
 
 	if (!t || (!buf && len))
 		return bt_fail(bte_invalid, 0, "bt_target_write(NULL)");
@@ -138,26 +120,17 @@ ssize_t bt_target_write(struct bt_target *t, uint64_t addr, const void *buf,
 	th = bt_thread_stopped(t);
 	if (!th || !t->traced || t->gone)
 		return bt_fail(bte_exited, 0, "process %d is not stopped", t->pid);
+	as = bt_target_aspace(t, th->tgid);
+	if (!as)
+		return -bte_nomem;
 	copy = malloc(len);
 	if (!copy)
 		return bt_fail(bte_nomem, errno, "write");
 	memcpy(copy, buf, len);
 	if (t->ops->write)
 		t->ops->write(t, addr, copy, len);
-	keep_breaks(t, addr, copy, len);
-	/* /proc/PID/mem writes read-only pages as ptrace's POKEDATA does. */
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)th->tid);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		n = bt_fail(bte_io, errno, "open(%s)", path);
-		goto out;
-	}
-	n = pwrite(fd, copy, len, (off_t)addr);
-	if (n < 0)
-		n = bt_fail(bte_io, errno, "write memory of %d at 0x%llx",
-			    (int)th->tid, (unsigned long long)addr);
-	close(fd);
-out:
+	/* btrace's int3s stay in over the new bytes; their originals change. */
+	n = bt_aspace_write(as, addr, copy, len);
 	free(copy);
 	return n;
 }

@@ -3,7 +3,7 @@
 #define BTRACE_TRACER_H
 
 /*
- * The traced process as target.c keeps it, shared with the backends
+ * The traced process as lib/tracer/ keeps it, shared with the backends
  * (backend.h).  Not part of the public API.
  */
 
@@ -16,8 +16,10 @@
 #include "btrace/ring.h"
 #include "btrace/target.h"
 
+struct bt_aspace;
+
 enum bt_thread_state {
-	BT_TH_STOPPED = 0,	/* in a ptrace-stop that target.c has seen */
+	BT_TH_STOPPED = 0,	/* in a ptrace-stop that the tracer has seen */
 	BT_TH_RUNNING,		/* resumed: a waitpid report is due */
 	BT_TH_LISTENING,	/* group-stopped, restarted with PTRACE_LISTEN */
 	BT_TH_GONE,		/* exited and reaped; kept for its ring */
@@ -42,7 +44,7 @@ struct bt_thread {
 	int event;		/* PTRACE_EVENT_* of the last event stop */
 	/*
 	 * The signal to inject on the next resume (0: none), with its
-	 * siginfo.  sig_checked says target.c has judged it already (passed
+	 * siginfo.  sig_checked says the tracer has judged it already (passed
 	 * on, or reported as a stop); an unchecked one was collected while
 	 * stopping all threads and is judged by the next bt_target_cont().
 	 */
@@ -63,11 +65,14 @@ struct bt_thread {
 	void *bk;		/* backend's per-thread data */
 };
 
+/*
+ * A debugger's breakpoint: its number here, its int3 (kind BT_BP_USER) in
+ * the address spaces (aspace.h).
+ */
 struct bt_break {
 	uint64_t addr;
 	int number;		/* > 0; 0 for a free slot */
-	uint8_t orig;		/* the byte under the int3 */
-	int inserted;
+	int inserted;		/* its int3 is in the process's memory */
 };
 
 struct bt_target {
@@ -89,6 +94,11 @@ struct bt_target {
 	size_t nbreaks;
 	int next_break;
 
+	/* The memory and int3s of the process, and of followed fork children */
+	struct bt_aspace *as;
+	struct bt_aspace **forks;
+	size_t nforks;
+
 	struct bt_disasm *dis;
 	struct bt_stats stats;
 	struct bt_stop last;	/* the last stop reported */
@@ -100,6 +110,14 @@ struct bt_target {
 	uint64_t stop_sigs;	/* bt_target_stop_signals() */
 	int planned;		/* bt_target_resume() runs: signals as told */
 };
+
+/*
+ * The address space (aspace.h) of process @tgid, the target's (@tgid 0 or
+ * the target's pid) or a followed fork child's: where its memory is read
+ * and written and its int3s kept.  Made at first use; NULL if there is no
+ * memory for it (-bte_nomem in bt_errdetail()).
+ */
+struct bt_aspace *bt_target_aspace(struct bt_target *t, pid_t tgid);
 
 /* The thread @tid (not gone), or NULL. */
 struct bt_thread *bt_thread_find(const struct bt_target *t, pid_t tid);
@@ -155,15 +173,26 @@ int bt_thread_record(struct bt_target *t, struct bt_thread *th,
  * must be stopped where no system call is under way: at a SIGTRAP its
  * backend consumed (BT_TS_TRAP).  Other threads go on running.  A signal
  * that arrives meanwhile is sent again afterwards (tgkill), to be judged at
- * its next stop; an exit is recorded as target.c records any other.
+ * its next stop; an exit is recorded as the stop loop records any other.
  * Returns 0 with the kernel's return value in *@result (a negative errno
  * on failure); -bte_exited (errno ESRCH) if the thread ended; -bte_busy if
- * a PTRACE_INTERRUPT of @th is outstanding (its stop is target.c's to see).
+ * a PTRACE_INTERRUPT of @th is outstanding (its stop is the stop loop's
+ * to see).
  * The rounds of stepping are ptrace stops: counted in the stats.
  */
 int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 		      uint64_t insn, long nr, const uint64_t args[6],
 		      int64_t *result);
+
+/*
+ * The one place a stopped thread is restarted (strace's ptrace_restart()):
+ * ptrace @op (PTRACE_CONT, PTRACE_SINGLESTEP, PTRACE_LISTEN, ...) says
+ * how, @sig is the signal delivered (0: none).  The thread's state is the
+ * caller's to set.  Returns 0, -bte_exited (errno ESRCH) if the thread is
+ * no longer in a ptrace-stop (killed meanwhile: waitpid reports its end),
+ * or -bte_ptrace.
+ */
+int bt_thread_restart(struct bt_thread *th, int op, int sig);
 
 /*
  * One single step of stopped thread @th, waited for.  Returns 0 when it

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory as the program sees it, through the address spaces (aspace.c) of
+ * the process and of the fork children followed, and the debugger's
+ * breakpoints: numbered here, their int3s of kind BT_BP_USER there.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+#include "backend/backend.h"
+#include "btrace/branch.h"
+#include "btrace/error.h"
+#include "btrace/target.h"
+#include "internal.h"
+#include "tracer/aspace.h"
+#include "tracer/tracer.h"
+#include "tracer/tracer_int.h"
+
+static int aspace_add(struct bt_target *t, struct bt_aspace *as)
+{
+	struct bt_aspace **grown;
+
+	grown = realloc(t->forks, (t->nforks + 1) * sizeof(*grown));
+	if (!grown)
+		return bt_fail(bte_nomem, errno, "address spaces");
+	t->forks = grown;
+	t->forks[t->nforks++] = as;
+	return 0;
+}
+
+/*
+ * Fork child @child of process @parent is followed: its memory is a copy
+ * of its parent's, our int3s in it.  An address space made for it at a
+ * first stop that came before this event is replaced.
+ */
+int bt_target_aspace_fork(struct bt_target *t, pid_t parent, pid_t child)
+{
+	struct bt_aspace *from = bt_target_aspace(t, parent), *as;
+	size_t i;
+	int ret;
+
+	if (!from)
+		return -bte_nomem;
+	ret = bt_aspace_fork(from, child, &as);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < t->nforks; i++)
+		if (bt_aspace_pid(t->forks[i]) == child) {
+			bt_aspace_free(t->forks[i]);
+			t->forks[i] = as;
+			return 0;
+		}
+	ret = aspace_add(t, as);
+	if (ret < 0)
+		bt_aspace_free(as);
+	return ret;
+}
+
+/*
+ * The address space of process @tgid (aspace.h): the target's own, or a
+ * followed fork child's (made at its fork event, bt_target_aspace_fork()).
+ */
+struct bt_aspace *bt_target_aspace(struct bt_target *t, pid_t tgid)
+{
+	struct bt_aspace *as;
+	size_t i;
+
+	if (!tgid || tgid == t->pid) {
+		if (!t->as && bt_aspace_alloc(t->pid, &t->as) < 0)
+			return NULL;
+		return t->as;
+	}
+	for (i = 0; i < t->nforks; i++)
+		if (bt_aspace_pid(t->forks[i]) == tgid)
+			return t->forks[i];
+	/* Its first stop came before its parent's fork event. */
+	if (bt_aspace_alloc(tgid, &as) < 0)
+		return NULL;
+	if (aspace_add(t, as) < 0) {
+		bt_aspace_free(as);
+		return NULL;
+	}
+	return as;
+}
+
+ssize_t bt_thread_mem(struct bt_target *t, struct bt_thread *th,
+		      uint64_t addr, void *buf, size_t len)
+{
+	struct bt_aspace *as = bt_target_aspace(t, th->tgid);
+	ssize_t n;
+
+	if (!as)
+		return -bte_nomem;
+	n = bt_aspace_read(as, addr, buf, len);
+	if (n > 0 && t->ops->hide)
+		t->ops->hide(t, addr, buf, (size_t)n);
+	return n;
+}
+
+ssize_t bt_target_mem(struct bt_target *t, uint64_t addr, void *buf,
+		      size_t len)
+{
+	struct bt_thread *th = bt_thread_any(t, 0);
+
+	if (!th)
+		return bt_fail(bte_exited, 0, "process %d has exited", t->pid);
+	return bt_thread_mem(t, th, addr, buf, len);
+}
+
+ssize_t bt_target_read(struct bt_target *t, uint64_t addr, void *buf,
+		       size_t len)
+{
+	if (!t || (!buf && len))
+		return bt_fail(bte_invalid, 0, "bt_target_read(NULL)");
+	if (!len)
+		return 0;
+	return bt_target_mem(t, addr, buf, len);
+}
+
+/*
+ * Put @b's int3 in (@insert) or take it out.  Followed fork children got
+ * it in their copy of the memory at fork: out of theirs too.
+ */
+int bt_break_poke(struct bt_target *t, struct bt_break *b, int insert)
+{
+	struct bt_aspace *as = bt_target_aspace(t, t->pid);
+	size_t i;
+	int ret;
+
+	if (!bt_thread_any(t, 1))
+		return bt_fail(bte_exited, 0, "no stopped thread of %d", t->pid);
+	if (!as)
+		return -bte_nomem;
+	if (insert) {
+		ret = bt_aspace_insert(as, b->addr, BT_BP_USER);
+	} else {
+		ret = bt_aspace_remove(as, b->addr, BT_BP_USER);
+		for (i = 0; i < t->nforks; i++)
+			if (bt_aspace_kinds(t->forks[i], b->addr) &
+			    BT_BP_MASK(BT_BP_USER))
+				bt_aspace_remove(t->forks[i], b->addr,
+						 BT_BP_USER);
+	}
+	if (ret < 0)
+		return ret;
+	b->inserted = insert;
+	return 0;
+}
+
+int bt_target_break_insert(struct bt_target *t, uint64_t addr)
+{
+	struct bt_break *b = NULL, *grown;
+	size_t i;
+	int ret;
+
+	if (!t)
+		return bt_fail(bte_invalid, 0, "bt_target_break_insert(NULL)");
+	if (!t->traced || t->gone)
+		return bt_fail(bte_exited, 0, "process %d is not traced", t->pid);
+	if (bt_break_at(t, addr))
+		return bt_break_at(t, addr)->number;
+	for (i = 0; i < t->nbreaks && !b; i++)
+		if (!t->breaks[i].number)
+			b = &t->breaks[i];
+	if (!b) {
+		grown = realloc(t->breaks, (t->nbreaks + 1) * sizeof(*grown));
+		if (!grown)
+			return bt_fail(bte_nomem, errno, "breakpoints");
+		t->breaks = grown;
+		b = &t->breaks[t->nbreaks++];
+	}
+	memset(b, 0, sizeof(*b));
+	b->addr = addr;
+	ret = bt_break_poke(t, b, 1);
+	if (ret < 0)
+		return ret;
+	b->number = ++t->next_break;
+	return b->number;
+}
+
+/*
+ * @th hit the int3 at @addr while everything was being stopped, and the
+ * hit waits to be judged: with the breakpoint gone it never happened (the
+ * thread back at the instruction, no signal), as gdbserver does it.
+ */
+static void break_unhit(struct bt_thread *th, uint64_t addr)
+{
+	struct user_regs_struct regs;
+
+	if (th->state != BT_TH_STOPPED || th->why != BT_TS_SIGNAL ||
+	    th->sig != SIGTRAP || th->sig_checked ||
+	    th->si.si_code != SI_KERNEL || bt_thread_regs(th, &regs) < 0 ||
+	    regs.rip - 1 != addr)
+		return;
+	regs.rip--;
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0)
+		return;
+	th->sig = 0;
+	th->sig_checked = 1;
+}
+
+int bt_target_break_remove(struct bt_target *t, int number)
+{
+	struct bt_break *b = NULL;
+	size_t i;
+	int ret = 0;
+
+	if (!t || number <= 0)
+		return bt_fail(bte_invalid, 0, "bad breakpoint %d", number);
+	for (i = 0; i < t->nbreaks; i++)
+		if (t->breaks[i].number == number)
+			b = &t->breaks[i];
+	if (!b)
+		return bt_fail(bte_noent, 0, "no breakpoint %d", number);
+	if (b->inserted && t->traced && !t->gone)
+		ret = bt_break_poke(t, b, 0);
+	for (i = 0; i < t->nthreads; i++) {
+		if (t->threads[i]->at_break == b->addr)
+			t->threads[i]->at_break = 0;
+		break_unhit(t->threads[i], b->addr);
+	}
+	b->number = 0;
+	b->inserted = 0;
+	return ret;
+}
+
+/* Every int3 out: the code as the program wrote it. */
+int bt_breaks_remove_all(struct bt_target *t)
+{
+	int ret = 0, r;
+	size_t i;
+
+	for (i = 0; i < t->nbreaks; i++) {
+		if (!t->breaks[i].number)
+			continue;
+		r = bt_target_break_remove(t, t->breaks[i].number);
+		if (r < 0 && !ret)
+			ret = r;
+	}
+	if (t->ops->release)
+		t->ops->release(t);
+	return ret;
+}
