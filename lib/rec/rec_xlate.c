@@ -6,20 +6,18 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <Zydis/Zydis.h>
 
 #include "btrace/error.h"
 #include "internal.h"
 #include "rec/rec_ring.h"
 #include "rec/rec_xlate.h"
-
-#define NEAR_LIMIT (1ll << 31)
+#include "x86/decode.h"
+#include "x86/reloc.h"
 
 _Static_assert(RX_PEND_MAX + 1 <= REC_TNT_MAX && RX_PEND_MAX <= REC_O_MAX,
 	       "pending outcomes must fit the records that take them");
 
 struct rx {
-	ZydisDecoder dec;
 	unsigned pend_max;
 	uint8_t bytes[RB_MAX_BYTES + 16];	/* a block being decoded */
 	uint16_t off[RB_MAX_INSN];
@@ -32,11 +30,6 @@ int rx_alloc(struct rx **out)
 	*out = NULL;
 	if (!x)
 		return bt_fail(bte_nomem, ENOMEM, "translator");
-	if (!ZYAN_SUCCESS(ZydisDecoderInit(&x->dec, ZYDIS_MACHINE_MODE_LONG_64,
-					   ZYDIS_STACK_WIDTH_64))) {
-		free(x);
-		return bt_fail(bte_internal, 0, "ZydisDecoderInit");
-	}
 	x->pend_max = RX_PEND_MAX;
 	*out = x;
 	return 0;
@@ -94,58 +87,20 @@ uint32_t rb_insns_before(const struct rb *b, uint64_t pc)
 
 /* ---- decoding -------------------------------------------------------- */
 
-/* What an instruction is to the translator. */
-static int classify(const ZydisDecodedInstruction *in,
-		    const ZydisDecodedOperand *ops)
+/* What an instruction is to the translator: its term. */
+static int classify(const struct bt_x86_insn *in)
 {
-	int direct;
+	static const uint8_t term[] = {
+		[BT_X86_SEQ] = RB_CUT,		/* copied */
+		[BT_X86_COND] = RB_COND,	[BT_X86_JUMP] = RB_JUMP,
+		[BT_X86_CALL] = RB_CALL,	[BT_X86_RET] = RB_RET,
+		[BT_X86_IJUMP] = RB_IJUMP,	[BT_X86_ICALL] = RB_ICALL,
+		[BT_X86_SYSCALL] = RB_SYSCALL,	[BT_X86_TRAP] = RB_LEAVE,
+	};
 
-	if (in->attributes & ZYDIS_ATTRIB_HAS_SEGMENT_GS)
-		return RB_LEAVE;
-	switch (in->mnemonic) {
-	case ZYDIS_MNEMONIC_SYSCALL:
-		return RB_SYSCALL;
-	case ZYDIS_MNEMONIC_RDGSBASE: case ZYDIS_MNEMONIC_WRGSBASE:
-	case ZYDIS_MNEMONIC_SWAPGS: case ZYDIS_MNEMONIC_SYSENTER:
-	case ZYDIS_MNEMONIC_SYSEXIT: case ZYDIS_MNEMONIC_SYSRET:
-	case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INT3:
-	case ZYDIS_MNEMONIC_INTO: case ZYDIS_MNEMONIC_INT1:
-	case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD:
-	case ZYDIS_MNEMONIC_IRETQ: case ZYDIS_MNEMONIC_UD0:
-	case ZYDIS_MNEMONIC_UD1: case ZYDIS_MNEMONIC_UD2:
-	case ZYDIS_MNEMONIC_HLT: case ZYDIS_MNEMONIC_XBEGIN:
-	case ZYDIS_MNEMONIC_ENCLU: case ZYDIS_MNEMONIC_UIRET:
-		return RB_LEAVE;
-	default:
-		break;
-	}
-	switch (in->meta.category) {
-	case ZYDIS_CATEGORY_COND_BR:
-	case ZYDIS_CATEGORY_UNCOND_BR:
-	case ZYDIS_CATEGORY_CALL:
-	case ZYDIS_CATEGORY_RET:
-		break;
-	case ZYDIS_CATEGORY_SYSCALL:
-	case ZYDIS_CATEGORY_INTERRUPT:
-		return RB_LEAVE;
-	default:
-		return RB_CUT;	/* an ordinary instruction: copied */
-	}
-	if (in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ||
-	    in->operand_width == 16)
-		return RB_LEAVE;
-	/* direct: an immediate target (IS_RELATIVE also means rip-relative) */
-	direct = ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
-	switch (in->meta.category) {
-	case ZYDIS_CATEGORY_COND_BR:
-		return direct ? RB_COND : RB_LEAVE;
-	case ZYDIS_CATEGORY_RET:
-		return RB_RET;
-	case ZYDIS_CATEGORY_CALL:
-		return direct ? RB_CALL : RB_ICALL;
-	default:
-		return direct ? RB_JUMP : RB_IJUMP;
-	}
+	if (in->gs || in->flow >= BT_ARRAY_SIZE(term))
+		return RB_LEAVE;	/* gs is the recorder's own */
+	return term[in->flow];
 }
 
 /* Read up to @want bytes at @addr, fewer where the mapping ends. */
@@ -178,8 +133,7 @@ static int rb_keep(struct rb *b, const uint8_t *bytes, const uint16_t *off)
 int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
 		    rx_stop_fn stop, void *ctx, struct rb *b)
 {
-	ZydisDecodedInstruction in;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct bt_x86_insn in;
 	uint8_t *bytes = x->bytes;
 	uint16_t *off = x->off;
 	size_t have, pos = 0;
@@ -196,12 +150,10 @@ int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
 					  RB_MAX_BYTES - have < 256 ?
 						  RB_MAX_BYTES - have : 256);
 		if (pos >= have || (stop && stop(ctx, pc)) ||
-		    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&x->dec, bytes + pos,
-							 have - pos, &in, ops))) {
+		    bt_x86_decode(bytes + pos, have - pos, pc, &in) < 0)
 			cls = RB_LEAVE;
-		} else {
-			cls = classify(&in, ops);
-		}
+		else
+			cls = classify(&in);
 		b->end = pc;
 		if (cls == RB_LEAVE) {
 			b->next = pc;
@@ -209,13 +161,11 @@ int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
 			break;
 		}
 		off[b->ninsn++] = (uint16_t)pos;
-		pos += in.length;
+		pos += in.len;
 		b->next = addr + pos;
 		if (cls != RB_CUT) {
 			b->term = (uint8_t)cls;
-			if (cls == RB_COND || cls == RB_JUMP || cls == RB_CALL)
-				ZydisCalcAbsoluteAddress(&in, &ops[0], pc,
-							 &b->target);
+			b->target = in.target;	/* 0 for the indirect */
 			break;
 		}
 		if (b->ninsn == RB_MAX_INSN || pos + 15 > RB_MAX_BYTES) {
@@ -375,91 +325,41 @@ static int record_tnt(struct rx_emit *e, unsigned o, uint64_t branch)
 	return 0;
 }
 
-static int in_reach(int64_t d)
+/* Copy the instruction @code (@len) from @orig (x86/reloc.h). */
+static int copy_insn(struct rx_emit *e, const uint8_t *code, size_t len,
+		     uint64_t orig)
 {
-	return d > -NEAR_LIMIT && d < NEAR_LIMIT;
-}
-
-/* Copy the instruction @code (@len) from @orig, re-basing a rip-relative
- * displacement. */
-static int copy_insn(struct rx *x, struct rx_emit *e, const uint8_t *code,
-		     size_t len, uint64_t orig)
-{
-	ZydisDecodedInstruction in;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	uint8_t i;
+	struct bt_x86_insn in;
 	int ret;
 
 	ret = grow(e, len);
 	if (ret < 0)
 		return ret;
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&x->dec, code, len, &in, ops)))
+	if (bt_x86_decode(code, len, orig, &in) < 0 || in.len != len)
 		return bt_fail(bte_internal, 0, "re-decode");
-	put(e, code, len);
-	for (i = 0; i < in.operand_count; i++) {
-		int64_t disp;
-
-		if (ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY ||
-		    ops[i].mem.base != ZYDIS_REGISTER_RIP)
-			continue;
-		if (in.raw.disp.size != 32)
-			return -bte_nosys;
-		disp = (int64_t)in.raw.disp.value +
-		       (int64_t)(orig - (here(e) - len));
-		if (!in_reach(disp))
-			return -bte_nosys;
-		memcpy(e->buf + e->len - len + in.raw.disp.offset, &(int32_t){
-			       (int32_t)disp }, 4);
-		break;
-	}
+	ret = bt_x86_reloc(&in, code, here(e), e->buf + e->len);
+	if (ret < 0)
+		return ret;
+	e->len += len;
 	return 0;
 }
 
-/*
- * mov OP,%rdx for the jmp/call r/m at @orig (@code, @len): the same
- * ModRM operand under opcode 8B with reg = rdx and REX.W.
- */
-static int rewrite_operand(struct rx *x, struct rx_emit *e,
-			   const uint8_t *code, size_t len, uint64_t orig)
+/* mov OP,%rdx for the jmp/call r/m at @orig (@code, @len). */
+static int load_operand(struct rx_emit *e, const uint8_t *code, size_t len,
+			uint64_t orig)
 {
-	ZydisDecodedInstruction in;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	uint8_t out[20], rex = 0x48;
-	size_t n = 0, i, m, start;
-	int rip = 0;
+	uint8_t out[BT_X86_LOAD_MAX];
+	struct bt_x86_insn in;
+	int n;
 
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&x->dec, code, len, &in, ops)))
+	if (bt_x86_decode(code, len, orig, &in) < 0)
 		return bt_fail(bte_internal, 0, "re-decode");
-	m = in.raw.modrm.offset;
-	if (m < 1 || code[m - 1] != 0xff)
-		return -bte_nosys;
-	start = m - 1;
-	if (start && (code[start - 1] & 0xf0) == 0x40) {
-		start--;
-		rex |= code[start] & 0x03;	/* X, B */
-	}
-	for (i = 0; i < start; i++)
-		if (code[i] == 0x64 || code[i] == 0x67)
-			out[n++] = code[i];
-	out[n++] = rex;
-	out[n++] = 0x8b;
-	out[n++] = (uint8_t)((code[m] & 0xc7) | (R_DX << 3));
-	memcpy(out + n, code + m + 1, len - m - 1);
-	if ((code[m] & 0xc7) == 0x05)
-		rip = 1;
-	n += len - m - 1;
-	if (grow(e, n) < 0)
+	n = bt_x86_reloc_load(&in, code, R_DX, here(e), out);
+	if (n < 0)
+		return n;
+	if (grow(e, (size_t)n) < 0)
 		return -bte_nomem;
-	if (rip) {
-		uint64_t target = orig + len + (int64_t)(int32_t)in.raw.disp.value;
-		int64_t disp = (int64_t)(target - (here(e) + n));
-
-		if (!in_reach(disp))
-			return -bte_nosys;
-		memcpy(out + n - (len - in.raw.disp.offset), &(int32_t){
-			       (int32_t)disp }, 4);
-	}
-	put(e, out, n);
+	put(e, out, (size_t)n);
 	return 0;
 }
 
@@ -551,7 +451,7 @@ static int emit_cond(const struct rx *x, const struct rb *b,
 static int emit_lookup(struct rx_emit *e);
 
 /* A ret or jmp/call r/m: the target into rdx, then its own lookup. */
-static int emit_indirect(struct rx *x, const struct rb *b, struct rx_emit *e)
+static int emit_indirect(const struct rb *b, struct rx_emit *e)
 {
 	const uint8_t *code = b->bytes + (b->end - b->start);
 	size_t len = b->next - b->end;
@@ -577,7 +477,7 @@ static int emit_indirect(struct rx *x, const struct rb *b, struct rx_emit *e)
 			put32(e, imm);
 		}
 	} else {
-		ret = rewrite_operand(x, e, code, len, b->end);
+		ret = load_operand(e, code, len, b->end);
 		if (ret < 0)
 			return ret;
 		if (b->term == RB_ICALL) {
@@ -685,7 +585,7 @@ int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
 
 		ret = point(e, PT_SAFE, at, 0, 0);
 		if (ret == 0)
-			ret = copy_insn(x, e, b->bytes + b->off[i], n, at);
+			ret = copy_insn(e, b->bytes + b->off[i], n, at);
 	}
 	if (ret == 0) {
 		switch (b->term) {
@@ -720,7 +620,7 @@ int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
 		default:
 			ret = point(e, PT_SAFE, b->end, 0, 0);
 			if (ret == 0)
-				ret = emit_indirect(x, b, e);
+				ret = emit_indirect(b, e);
 			break;
 		}
 	}

@@ -3,9 +3,11 @@
 #define BTRACE_REC_XLATE_H
 
 /*
- * The recorder's translator: blocks of the program's code decoded (Zydis,
- * which knows every instruction glibc uses) and their translations
- * emitted into a buffer that the caller then writes into the process.
+ * The recorder's translator: blocks of the program's code decoded
+ * (x86/decode.h: Zydis, which knows every instruction glibc uses) and
+ * their translations emitted into a buffer that the caller then writes
+ * into the process; instructions are copied by the relocator
+ * (x86/reloc.h).
  * Pure: no process, no ptrace; unit-testable in-process.
  *
  * A block runs from its start to its terminator.  What a translation does
@@ -23,9 +25,10 @@
  *                       (sigreturn, exec, clone, fork, exit, arch_prctl):
  *                       those leave the translation
  *   anything else that  leave the translation before it (RB_LEAVE): int3,
- *   cannot run moved    int n, far transfers, ud2, hlt, xbegin, a gs
- *                       segment (the recorder's own), undecodable bytes,
- *                       and an address the caller wants to stop at
+ *   cannot run moved    int n, far transfers, ud2, hlt, xbegin, xabort,
+ *                       a gs segment (the recorder's own), undecodable
+ *                       bytes (BT_X86_TRAP in x86/decode.h), and an
+ *                       address the caller wants to stop at
  * Outcomes of conditionals are carried, not stored, where they can be:
  * a translation is made for a block and a "pending" set of up to
  * rx's pend_max outcomes not yet recorded (its variant), so that a
