@@ -263,7 +263,7 @@ static int link(struct rx_emit *e, uint64_t orig)
 	ret = grow(e, 3 + 6);
 	if (ret < 0)
 		return ret;
-	ret = point(e, PT_SAFE, orig, 0, 0);
+	ret = point(e, RX_POINT_SAFE, orig, 0, 0);
 	if (ret < 0)
 		return ret;
 	while ((here(e) + 1) & 3)
@@ -272,7 +272,8 @@ static int link(struct rx_emit *e, uint64_t orig)
 	put8(e, 0xe9);
 	/* linked or not, the exit is kept: the link may be undone */
 	put32(e, dest ? (uint32_t)(int32_t)(dest - (here(e) + 4)) : 0);
-	ret = point(e, PT_EXIT_DIRECT, orig, here(e) - 4, dest ? RX_LINKED : 0);
+	ret = point(e, RX_POINT_EXIT_DIRECT, orig, here(e) - 4,
+		    dest ? RX_LINKED : 0);
 	if (ret < 0)
 		return ret;
 	put8(e, 0xcc);
@@ -299,7 +300,7 @@ static int record_at(struct rx_emit *e, int8_t size, uint64_t branch)
 	gs_mov(e, 1, R_CX, TCB_HEAD);
 	put(e, "\x48\x8d\x49", 3);	/* lea -size(%rcx),%rcx */
 	put8(e, (uint8_t)-size);
-	return point(e, PT_STORE, branch, 0, 0);
+	return point(e, RX_POINT_STORE, branch, 0, 0);
 }
 
 /*
@@ -374,7 +375,7 @@ static int load_operand(struct rx_emit *e, const uint8_t *code, size_t len,
 static int push_value(struct rx_emit *e, uint64_t value, int mask,
 		      uint64_t call)
 {
-	if (point(e, PT_SAFE, call, 0, mask) < 0)
+	if (point(e, RX_POINT_SAFE, call, 0, mask) < 0)
 		return -bte_nomem;
 	put8(e, 0x68);			/* push $lo */
 	put32(e, (uint32_t)value);
@@ -461,7 +462,7 @@ static int emit_indirect(const struct rb *b, struct rx_emit *e)
 	if (ret < 0)
 		return ret;
 	gs_mov(e, 0, R_DX, TCB_RDX);
-	if (point(e, PT_SAFE, b->end, 0, RM_RDX) < 0)
+	if (point(e, RX_POINT_SAFE, b->end, 0, RM_RDX) < 0)
 		return -bte_nomem;
 	if (b->term == RB_RET) {
 		const uint8_t *p = code;
@@ -518,13 +519,13 @@ static int emit_syscall(const struct rb *b, struct rx_emit *e)
 	put(e, "\xeb\x01", 2);		/* over the exit */
 	for (i = 0; i < BT_ARRAY_SIZE(leave_syscalls); i++)
 		e->buf[exit_at[i]] = (uint8_t)(e->len - exit_at[i] - 1);
-	if (point(e, PT_EXIT_LEAVE, b->end, 0, RM_RCX) < 0)
+	if (point(e, RX_POINT_EXIT_LEAVE, b->end, 0, RM_RCX) < 0)
 		return -bte_nomem;
 	put8(e, 0xcc);
-	if (point(e, PT_SAFE, b->end, 0, RM_RCX) < 0)
+	if (point(e, RX_POINT_SAFE, b->end, 0, RM_RCX) < 0)
 		return -bte_nomem;
 	put(e, "\x0f\x05", 2);
-	if (point(e, PT_SAFE, b->next, 0, RM_FIXRCX) < 0)
+	if (point(e, RX_POINT_SAFE, b->next, 0, RM_FIXRCX) < 0)
 		return -bte_nomem;
 	put(e, "\x48\xb9", 2);		/* movabs $next,%rcx */
 	put64(e, b->next);
@@ -536,9 +537,9 @@ static int emit_leave(struct rx_emit *e, uint64_t at)
 	int ret = grow(e, 1);
 
 	if (ret == 0)
-		ret = point(e, PT_SAFE, at, 0, 0);
+		ret = point(e, RX_POINT_SAFE, at, 0, 0);
 	if (ret == 0)
-		ret = point(e, PT_EXIT_LEAVE, at, 0, 0);
+		ret = point(e, RX_POINT_EXIT_LEAVE, at, 0, 0);
 	if (ret == 0)
 		put8(e, 0xcc);
 	return ret;
@@ -550,7 +551,7 @@ static int emit_leave(struct rx_emit *e, uint64_t at)
  */
 static int emit_stub(const struct rb *b, struct rx_emit *e)
 {
-	int ret = point(e, PT_SAFE, b->start, 0, 0);
+	int ret = point(e, RX_POINT_SAFE, b->start, 0, 0);
 
 	if (ret == 0)
 		ret = record_tnt(e, e->pend, 0);
@@ -583,7 +584,7 @@ int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
 		size_t n = (i + 1 < b->ninsn ? b->start + b->off[i + 1] :
 					       b->next) - at;
 
-		ret = point(e, PT_SAFE, at, 0, 0);
+		ret = point(e, RX_POINT_SAFE, at, 0, 0);
 		if (ret == 0)
 			ret = copy_insn(e, b->bytes + b->off[i], n, at);
 	}
@@ -601,24 +602,24 @@ int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
 		case RB_CALL:
 			ret = grow(e, 40);
 			if (ret == 0)
-				ret = point(e, PT_SAFE, b->end, 0, 0);
+				ret = point(e, RX_POINT_SAFE, b->end, 0, 0);
 			if (ret == 0)
 				ret = push_value(e, b->next, 0, b->end);
 			if (ret == 0)
 				ret = link(e, b->target);
 			break;
 		case RB_COND:
-			ret = point(e, PT_SAFE, b->end, 0, 0);
+			ret = point(e, RX_POINT_SAFE, b->end, 0, 0);
 			if (ret == 0)
 				ret = emit_cond(x, b, e);
 			break;
 		case RB_SYSCALL:
-			ret = point(e, PT_SAFE, b->end, 0, 0);
+			ret = point(e, RX_POINT_SAFE, b->end, 0, 0);
 			if (ret == 0)
 				ret = emit_syscall(b, e);
 			break;
 		default:
-			ret = point(e, PT_SAFE, b->end, 0, 0);
+			ret = point(e, RX_POINT_SAFE, b->end, 0, 0);
 			if (ret == 0)
 				ret = emit_indirect(b, e);
 			break;
@@ -715,7 +716,8 @@ static int emit_lookup(struct rx_emit *e)
 	put8(e, 0xe3);
 	hit2 = e->len;
 	put8(e, 0);
-	if (point(e, PT_EXIT_IBL, 0, probe, RM_RAX | RM_RCX | RM_RDX) < 0)
+	if (point(e, RX_POINT_EXIT_IBL, 0, probe,
+		  RM_RAX | RM_RCX | RM_RDX) < 0)
 		return -bte_nomem;
 	put8(e, 0xcc);
 	e->buf[hit1] = (uint8_t)(e->len - hit1 - 1);
@@ -732,7 +734,7 @@ int rx_emit_entry(struct rx_emit *e)
 
 	ret = grow(e, RX_ENTRY_LEN);
 	for (i = 0; i < 3 && ret == 0; i++) {
-		ret = point(e, PT_SAFE, e->entry_orig, 0, mask);
+		ret = point(e, RX_POINT_SAFE, e->entry_orig, 0, mask);
 		gs_mov(e, 1, regs[i], slot[i]);
 		mask &= ~(1 << i);
 	}

@@ -150,16 +150,33 @@ static inline unsigned rx_pend_count(unsigned pend)
 	return 31u - (unsigned)__builtin_clz(pend);
 }
 
-/* Where generated code stands for the program, and where it exits. */
+/*
+ * Translator points: where generated code stands for the program, and
+ * where it exits to the tracer (an int3).  Nothing to do with Intel PT.
+ */
 enum rx_point_kind {
-	PT_SAFE = 0,	/* the program's state at orig (after mask restore) */
-	PT_STORE,	/* a ring store; orig: its branch, 0 for a target */
-	PT_EXIT_DIRECT,	/* int3: orig not translated; aux: the rel32 to patch */
-	PT_EXIT_IBL,	/* int3: lookup missed, target in rdx; aux: probe */
-	PT_EXIT_LEAVE,	/* int3: leave the translation at orig */
+	RX_POINT_SAFE = 0,	/* the program's state at orig (after mask
+				   restore) */
+	RX_POINT_STORE,		/* a ring store; orig: its branch, 0 for a
+				   target */
+	RX_POINT_EXIT_DIRECT,	/* int3: orig not translated; aux: the rel32
+				   to patch */
+	RX_POINT_EXIT_IBL,	/* int3: lookup missed, target in rdx; aux:
+				   probe */
+	RX_POINT_EXIT_LEAVE,	/* int3: leave the translation at orig */
 };
 
-/* PT_EXIT_DIRECT's mask: its jump goes to the translation now. */
+/*
+ * The old names, for rec.c until it is renamed too (they read as Intel
+ * PT's): do not use in new code.
+ */
+#define PT_SAFE		RX_POINT_SAFE
+#define PT_STORE	RX_POINT_STORE
+#define PT_EXIT_DIRECT	RX_POINT_EXIT_DIRECT
+#define PT_EXIT_IBL	RX_POINT_EXIT_IBL
+#define PT_EXIT_LEAVE	RX_POINT_EXIT_LEAVE
+
+/* RX_POINT_EXIT_DIRECT's mask: its jump goes to the translation now. */
 #define RX_LINKED	0x80
 
 /* Registers the generated code borrowed at a point (restore from TCB). */
