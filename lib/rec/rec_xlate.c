@@ -558,27 +558,14 @@ static int emit_stub(const struct rb *b, struct rx_emit *e)
 	return ret < 0 ? ret : link(e, b->start);
 }
 
-int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
-		 struct rx_emit *e)
+/* The instructions of @b before its terminator, copied. */
+static int emit_body(const struct rb *b, struct rx_emit *e)
 {
-	size_t len0 = e->len, npts0 = e->npts;
 	uint32_t i, body = b->ninsn;
 	int ret = 0;
 
-	e->pend = pend;
-	if (pend != RX_PEND_NONE && !rb_carries(b)) {
-		ret = emit_stub(b, e);
-		goto out;
-	}
-	if (pend == RX_PEND_NONE) {	/* the lookup's way in */
-		e->entry_orig = b->start;
-		ret = rx_emit_entry(e);
-		if (ret < 0)
-			goto out;
-	}
-
 	if (b->term != RB_CUT && b->term != RB_LEAVE)
-		body--;		/* the terminator is emitted below */
+		body--;		/* the terminator: emit_term */
 	for (i = 0; i < body && ret == 0; i++) {
 		uint64_t at = b->start + b->off[i];
 		size_t n = (i + 1 < b->ninsn ? b->start + b->off[i + 1] :
@@ -588,75 +575,114 @@ int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
 		if (ret == 0)
 			ret = copy_insn(e, b->bytes + b->off[i], n, at);
 	}
-	if (ret == 0) {
-		switch (b->term) {
-		case RB_CUT:
-			ret = link(e, b->next);
-			break;
-		case RB_LEAVE:
-			ret = emit_leave(e, b->end);
-			break;
-		case RB_JUMP:
-			ret = link(e, b->target);
-			break;
-		case RB_CALL:
-			ret = grow(e, 40);
-			if (ret == 0)
-				ret = point(e, RX_POINT_SAFE, b->end, 0, 0);
-			if (ret == 0)
-				ret = push_value(e, b->next, 0, b->end);
-			if (ret == 0)
-				ret = link(e, b->target);
-			break;
-		case RB_COND:
-			ret = point(e, RX_POINT_SAFE, b->end, 0, 0);
-			if (ret == 0)
-				ret = emit_cond(x, b, e);
-			break;
-		case RB_SYSCALL:
-			ret = point(e, RX_POINT_SAFE, b->end, 0, 0);
-			if (ret == 0)
-				ret = emit_syscall(b, e);
-			break;
-		default:
-			ret = point(e, RX_POINT_SAFE, b->end, 0, 0);
-			if (ret == 0)
-				ret = emit_indirect(b, e);
-			break;
-		}
+	return ret;
+}
+
+/* A call rel: the original return address pushed, then chained. */
+static int emit_call(const struct rb *b, struct rx_emit *e)
+{
+	int ret = grow(e, 40);
+
+	if (ret == 0)
+		ret = point(e, RX_POINT_SAFE, b->end, 0, 0);
+	if (ret == 0)
+		ret = push_value(e, b->next, 0, b->end);
+	if (ret == 0)
+		ret = link(e, b->target);
+	return ret;
+}
+
+/* What the translation of @b does at its terminator (rec_xlate.h). */
+static int emit_term(const struct rx *x, const struct rb *b,
+		     struct rx_emit *e)
+{
+	int ret;
+
+	switch (b->term) {
+	case RB_CUT:
+		return link(e, b->next);
+	case RB_LEAVE:
+		return emit_leave(e, b->end);
+	case RB_JUMP:
+		return link(e, b->target);
+	case RB_CALL:
+		return emit_call(b, e);
 	}
-out:
-	if (ret < 0) {
+	ret = point(e, RX_POINT_SAFE, b->end, 0, 0);
+	if (ret < 0)
+		return ret;
+	switch (b->term) {
+	case RB_COND:
+		return emit_cond(x, b, e);
+	case RB_SYSCALL:
+		return emit_syscall(b, e);
+	default:
+		return emit_indirect(b, e);
+	}
+}
+
+int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
+		 struct rx_emit *e)
+{
+	size_t len0 = e->len, npts0 = e->npts;
+	int ret = 0;
+
+	e->pend = pend;
+	if (pend != RX_PEND_NONE && !rb_carries(b)) {
+		ret = emit_stub(b, e);
+	} else {
+		if (pend == RX_PEND_NONE) {	/* the lookup's way in */
+			e->entry_orig = b->start;
+			ret = rx_emit_entry(e);
+		}
+		if (ret == 0)
+			ret = emit_body(b, e);
+		if (ret == 0)
+			ret = emit_term(x, b, e);
+	}
+	if (ret < 0) {	/* nothing half-made stays */
 		e->len = len0;
 		e->npts = npts0;
 	}
 	return ret;
 }
 
-/*
- * The lookup of target rdx (the program's rdx in its slot): record it
- * (the outcomes pending, in its tag), probe both tables, jump to the
- * translation's entry (which takes rax, rcx and rdx back), or exit to
- * the tracer.  One copy per site, so that each indirect branch of the
- * program has its own indirect jump here, predicted as the program's own
- * would be.
- */
-static int emit_lookup(struct rx_emit *e)
+/* The target rdx as a whole REC_IND, and the high half it leaves. */
+static int target_whole(struct rx_emit *e)
 {
-	uint64_t probe;
-	static const uint8_t probe_tail[] = {
-		0x48, 0x8d, 0x0c, 0x09,		/* lea (%rcx,%rcx),%rcx */
-		0x48, 0x8d, 0x04, 0xc8,		/* lea (%rax,%rcx,8),%rax */
-		0x48, 0x8b, 0x08,		/* mov (%rax),%rcx */
-		0x48, 0xf7, 0xd1,		/* not %rcx */
-		0x48, 0x8d, 0x4c, 0x11, 0x01,	/* lea 1(%rcx,%rdx),%rcx */
-	};
-	size_t hit1, hit2, short_at, full_at, whole_at;
-	int ret;
+	put(e, "\x65\x8b\x04\x25", 4);	/* mov %gs:TCB_T+4,%eax */
+	put32(e, TCB_T + 4);
+	put(e, "\x65\x89\x04\x25", 4);	/* mov %eax,%gs:TCB_HI */
+	put32(e, TCB_HI);
+	if (record_at(e, REC_ADDR_LEN, 0) < 0)
+		return -bte_nomem;
+	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
+	put8(e, e->pend == RX_PEND_NONE ? REC_IND : REC_IND_O | e->pend);
+	put(e, "\x48\x89\x51\x01", 4);	/* mov %rdx,1(%rcx) */
+	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
+	return 0;
+}
 
-	ret = grow(e, 280);
-	if (ret < 0)
-		return ret;
+/* The target rdx as a REC_IND32: its high half is the last REC_IND's. */
+static int target_short(struct rx_emit *e)
+{
+	if (record_at(e, REC_IND32_LEN, 0) < 0)
+		return -bte_nomem;
+	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
+	put8(e, e->pend == RX_PEND_NONE ? REC_IND32 : REC_IND32_O | e->pend);
+	put(e, "\x89\x51\x01", 3);	/* mov %edx,1(%rcx) */
+	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
+	return 0;
+}
+
+/*
+ * Record the target rdx, the outcomes pending in its tag; rax, rcx and
+ * rdx saved in the control block, rdx also in TCB_T.
+ */
+static int lookup_record(struct rx_emit *e)
+{
+	size_t short_at, full_at, whole_at;
+
 	gs_mov(e, 0, R_CX, TCB_RCX);
 	gs_mov(e, 0, R_AX, TCB_RAX);
 	gs_mov(e, 0, R_DX, TCB_T);	/* its halves and bytes, for below */
@@ -680,29 +706,35 @@ static int emit_lookup(struct rx_emit *e)
 	short_at = e->len;
 	put8(e, 0);
 	e->buf[whole_at] = (uint8_t)(e->len - whole_at - 1);
-	put(e, "\x65\x8b\x04\x25", 4);	/* mov %gs:TCB_T+4,%eax */
-	put32(e, TCB_T + 4);
-	put(e, "\x65\x89\x04\x25", 4);	/* mov %eax,%gs:TCB_HI */
-	put32(e, TCB_HI);
-	if (record_at(e, REC_ADDR_LEN, 0) < 0)
+	if (target_whole(e) < 0)
 		return -bte_nomem;
-	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
-	put8(e, e->pend == RX_PEND_NONE ? REC_IND : REC_IND_O | e->pend);
-	put(e, "\x48\x89\x51\x01", 4);	/* mov %rdx,1(%rcx) */
-	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
 	put8(e, 0xeb);			/* jmp probe */
 	full_at = e->len;
 	put8(e, 0);
 	e->buf[short_at] = (uint8_t)(e->len - short_at - 1);
-	if (record_at(e, REC_IND32_LEN, 0) < 0)
+	if (target_short(e) < 0)
 		return -bte_nomem;
-	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
-	put8(e, e->pend == RX_PEND_NONE ? REC_IND32 : REC_IND32_O | e->pend);
-	put(e, "\x89\x51\x01", 3);	/* mov %edx,1(%rcx) */
-	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
 	e->buf[full_at] = (uint8_t)(e->len - full_at - 1);
 	e->pend = RX_PEND_NONE;		/* they went with the target */
-	probe = here(e);
+	return 0;
+}
+
+/*
+ * Probe both tables for rdx: jump to the translation's entry (which takes
+ * rax, rcx and rdx back), or exit to the tracer.
+ */
+static int lookup_probe(struct rx_emit *e)
+{
+	static const uint8_t probe_tail[] = {
+		0x48, 0x8d, 0x0c, 0x09,		/* lea (%rcx,%rcx),%rcx */
+		0x48, 0x8d, 0x04, 0xc8,		/* lea (%rax,%rcx,8),%rax */
+		0x48, 0x8b, 0x08,		/* mov (%rax),%rcx */
+		0x48, 0xf7, 0xd1,		/* not %rcx */
+		0x48, 0x8d, 0x4c, 0x11, 0x01,	/* lea 1(%rcx,%rdx),%rcx */
+	};
+	uint64_t probe = here(e);
+	size_t hit1, hit2;
+
 	gs_mov(e, 1, R_AX, TCB_TABLE1);
 	put(e, "\x0f\xb7\xca", 3);	/* movzwl %dx,%ecx */
 	put(e, probe_tail, sizeof(probe_tail));
@@ -724,6 +756,25 @@ static int emit_lookup(struct rx_emit *e)
 	e->buf[hit2] = (uint8_t)(e->len - hit2 - 1);
 	put(e, "\xff\x60\x08", 3);		/* jmp *8(%rax): its entry */
 	return 0;
+}
+
+/*
+ * The lookup of target rdx (the program's rdx in its slot): record it
+ * (the outcomes pending, in its tag), probe both tables, jump to the
+ * translation's entry, or exit to the tracer.  One copy per site, so
+ * that each indirect branch of the program has its own indirect jump
+ * here, predicted as the program's own would be.
+ */
+static int emit_lookup(struct rx_emit *e)
+{
+	int ret;
+
+	ret = grow(e, 280);
+	if (ret == 0)
+		ret = lookup_record(e);
+	if (ret == 0)
+		ret = lookup_probe(e);
+	return ret;
 }
 
 int rx_emit_entry(struct rx_emit *e)
