@@ -35,6 +35,24 @@ static int is_trap(ZydisMnemonic m)
 	}
 }
 
+static int trap_of(ZydisMnemonic m)
+{
+	switch (m) {
+	case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INTO:
+	case ZYDIS_MNEMONIC_SYSENTER:
+		return BT_X86_TRAP_SYSTEM;
+	case ZYDIS_MNEMONIC_INT3:
+		return BT_X86_TRAP_INT3;
+	case ZYDIS_MNEMONIC_RDGSBASE: case ZYDIS_MNEMONIC_WRGSBASE:
+	case ZYDIS_MNEMONIC_SWAPGS: case ZYDIS_MNEMONIC_XBEGIN:
+	case ZYDIS_MNEMONIC_XABORT: case ZYDIS_MNEMONIC_UD0:
+	case ZYDIS_MNEMONIC_UD1: case ZYDIS_MNEMONIC_ENCLU:
+		return BT_X86_TRAP_OTHER;
+	default:
+		return BT_X86_TRAP_FAR;
+	}
+}
+
 /* A near branch's flow by its category; direct: an immediate target. */
 static int branch_flow(const ZydisDecodedInstruction *z, int direct)
 {
@@ -205,6 +223,13 @@ int bt_x86_decode(const uint8_t *code, size_t len, uint64_t addr,
 	in->addr32 = z.address_width == 32;
 	in->osize16 = !!(z.attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE);
 	in->gs = !!(z.attributes & ZYDIS_ATTRIB_HAS_SEGMENT_GS);
+	if (in->flow == BT_X86_TRAP)
+		in->trap = (uint8_t)trap_of(z.mnemonic);
+	/* set only where the prefix repeats: string instructions */
+	in->rep = !!(z.attributes & (ZYDIS_ATTRIB_HAS_REP |
+				     ZYDIS_ATTRIB_HAS_REPE |
+				     ZYDIS_ATTRIB_HAS_REPNE));
+	in->late_trap = z.mnemonic == ZYDIS_MNEMONIC_CPUID;
 	rip_of(&z, ops, in);
 	branch_of(&z, ops, in);
 	return 0;

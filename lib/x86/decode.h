@@ -37,6 +37,17 @@ enum bt_x86_flow {
 				   immediate target */
 };
 
+/* What a BT_X86_TRAP does, for the tracer's classification (btrace/insn.h). */
+enum bt_x86_trap {
+	BT_X86_TRAP_OTHER = 0,	/* falls through or faults where it is:
+				   transactions, the gs base's own, ud0/1 */
+	BT_X86_TRAP_SYSTEM,	/* enters the kernel: int n, into, sysenter */
+	BT_X86_TRAP_INT3,
+	BT_X86_TRAP_FAR,	/* far transfers, iret, sysret, sysexit, ud2,
+				   int1, hlt, near branches of 16-bit
+				   operand size, and other oddities */
+};
+
 /* A register of an operand: the order of user_regs_struct's names. */
 enum bt_x86_reg {
 	BT_X86_R_NONE = 0,
@@ -81,6 +92,9 @@ struct bt_x86_insn {
 	uint8_t osize16;	/* a 66 prefix: operand size 16 where it
 				   applies (AMD honours it on branches) */
 	uint8_t gs;		/* a gs: segment override */
+	uint8_t trap;		/* TRAP: enum bt_x86_trap */
+	uint8_t rep;		/* a string instruction with rep/repe/repne */
+	uint8_t late_trap;	/* cpuid: see btrace/insn.h */
 	uint16_t imm;		/* RET: bytes popped after the address */
 	struct bt_x86_rm rm;	/* IJUMP, ICALL */
 };

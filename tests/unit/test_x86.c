@@ -140,6 +140,43 @@ static void decode_gs(void **state)
 	assert_true(in.gs);
 }
 
+/* What a trap does, string instructions, cpuid. */
+static void decode_kinds(void **state)
+{
+	static const struct {
+		const char *name;
+		uint8_t code[8];
+		int trap;
+	} traps[] = {
+		{ "int 0x80", { 0xcd, 0x80 }, BT_X86_TRAP_SYSTEM },
+		{ "sysenter", { 0x0f, 0x34 }, BT_X86_TRAP_SYSTEM },
+		{ "int3", { 0xcc }, BT_X86_TRAP_INT3 },
+		{ "ud2", { 0x0f, 0x0b }, BT_X86_TRAP_FAR },
+		{ "iretq", { 0x48, 0xcf }, BT_X86_TRAP_FAR },
+		{ "lret", { 0xcb }, BT_X86_TRAP_FAR },
+		{ "xbegin", { 0xc7, 0xf8, 0, 0, 0, 0 }, BT_X86_TRAP_OTHER },
+	};
+	static const uint8_t movs[] = { 0xf3, 0xa4 }, repret[] = { 0xf3, 0xc3 };
+	static const uint8_t cpuid[] = { 0x0f, 0xa2 };
+	struct bt_x86_insn in;
+	size_t i;
+
+	for (i = 0; i < sizeof(traps) / sizeof(traps[0]); i++) {
+		assert_int_equal(bt_x86_decode(traps[i].code,
+					       sizeof(traps[i].code), ADDR,
+					       &in), 0);
+		if (in.flow != BT_X86_TRAP || in.trap != traps[i].trap)
+			fail_msg("%s: flow %u trap %u", traps[i].name, in.flow,
+				 in.trap);
+	}
+	assert_int_equal(bt_x86_decode(movs, sizeof(movs), ADDR, &in), 0);
+	assert_true(in.rep);
+	assert_int_equal(bt_x86_decode(repret, sizeof(repret), ADDR, &in), 0);
+	assert_false(in.rep);	/* "repz ret": the prefix repeats nothing */
+	assert_int_equal(bt_x86_decode(cpuid, sizeof(cpuid), ADDR, &in), 0);
+	assert_true(in.late_trap);
+}
+
 static void decode_bad(void **state)
 {
 	static const uint8_t bad[] = { 0x06 }, cut[] = { 0xe8, 0x00 };
@@ -220,6 +257,7 @@ int main(void)
 		cmocka_unit_test(decode_cond),
 		cmocka_unit_test(decode_operands),
 		cmocka_unit_test(decode_gs),
+		cmocka_unit_test(decode_kinds),
 		cmocka_unit_test(decode_bad),
 		cmocka_unit_test(reloc_in_reach),
 		cmocka_unit_test(reloc_rip),

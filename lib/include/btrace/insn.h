@@ -6,9 +6,12 @@
 #include <stdint.h>
 
 /*
- * x86-64 instruction classification for branch tracing, on top of capstone.
- * Shared by the software backend (what did this step do?) and the decoders
- * (what kind of branch is at this BTS "from"?).
+ * x86-64 instruction classification for branch tracing, and the text of
+ * an instruction for users.  Shared by the software backend (what did
+ * this step do?) and the decoders (what kind of branch is at this BTS
+ * "from"?).  Classification decodes with Zydis (the library's one
+ * instruction layer, which knows every instruction glibc uses); the text
+ * is capstone's.
  */
 
 #define BT_INSN_MAX_LEN 15
@@ -44,7 +47,11 @@ struct bt_insn {
 
 struct bt_disasm;
 
-/* A capstone handle with details on; free with bt_disasm_free (NULL ok). */
+/*
+ * A disassembler handle (capstone, for bt_insn_format).
+ * Returns 0, -bte_invalid for NULL, -bte_nomem or -bte_internal; free it
+ * with bt_disasm_free (NULL ok).
+ */
 int bt_disasm_alloc(struct bt_disasm **dis);
 void bt_disasm_free(struct bt_disasm *dis);
 
