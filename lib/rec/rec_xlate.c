@@ -6,20 +6,18 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <Zydis/Zydis.h>
 
 #include "btrace/error.h"
 #include "internal.h"
 #include "rec/rec_ring.h"
 #include "rec/rec_xlate.h"
-
-#define NEAR_LIMIT (1ll << 31)
+#include "x86/decode.h"
+#include "x86/reloc.h"
 
 _Static_assert(RX_PEND_MAX + 1 <= REC_TNT_MAX && RX_PEND_MAX <= REC_O_MAX,
 	       "pending outcomes must fit the records that take them");
 
 struct rx {
-	ZydisDecoder dec;
 	unsigned pend_max;
 	uint8_t bytes[RB_MAX_BYTES + 16];	/* a block being decoded */
 	uint16_t off[RB_MAX_INSN];
@@ -32,11 +30,6 @@ int rx_alloc(struct rx **out)
 	*out = NULL;
 	if (!x)
 		return bt_fail(bte_nomem, ENOMEM, "translator");
-	if (!ZYAN_SUCCESS(ZydisDecoderInit(&x->dec, ZYDIS_MACHINE_MODE_LONG_64,
-					   ZYDIS_STACK_WIDTH_64))) {
-		free(x);
-		return bt_fail(bte_internal, 0, "ZydisDecoderInit");
-	}
 	x->pend_max = RX_PEND_MAX;
 	*out = x;
 	return 0;
@@ -94,58 +87,20 @@ uint32_t rb_insns_before(const struct rb *b, uint64_t pc)
 
 /* ---- decoding -------------------------------------------------------- */
 
-/* What an instruction is to the translator. */
-static int classify(const ZydisDecodedInstruction *in,
-		    const ZydisDecodedOperand *ops)
+/* What an instruction is to the translator: its term. */
+static int classify(const struct bt_x86_insn *in)
 {
-	int direct;
+	static const uint8_t term[] = {
+		[BT_X86_SEQ] = RB_CUT,		/* copied */
+		[BT_X86_COND] = RB_COND,	[BT_X86_JUMP] = RB_JUMP,
+		[BT_X86_CALL] = RB_CALL,	[BT_X86_RET] = RB_RET,
+		[BT_X86_IJUMP] = RB_IJUMP,	[BT_X86_ICALL] = RB_ICALL,
+		[BT_X86_SYSCALL] = RB_SYSCALL,	[BT_X86_TRAP] = RB_LEAVE,
+	};
 
-	if (in->attributes & ZYDIS_ATTRIB_HAS_SEGMENT_GS)
-		return RB_LEAVE;
-	switch (in->mnemonic) {
-	case ZYDIS_MNEMONIC_SYSCALL:
-		return RB_SYSCALL;
-	case ZYDIS_MNEMONIC_RDGSBASE: case ZYDIS_MNEMONIC_WRGSBASE:
-	case ZYDIS_MNEMONIC_SWAPGS: case ZYDIS_MNEMONIC_SYSENTER:
-	case ZYDIS_MNEMONIC_SYSEXIT: case ZYDIS_MNEMONIC_SYSRET:
-	case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INT3:
-	case ZYDIS_MNEMONIC_INTO: case ZYDIS_MNEMONIC_INT1:
-	case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD:
-	case ZYDIS_MNEMONIC_IRETQ: case ZYDIS_MNEMONIC_UD0:
-	case ZYDIS_MNEMONIC_UD1: case ZYDIS_MNEMONIC_UD2:
-	case ZYDIS_MNEMONIC_HLT: case ZYDIS_MNEMONIC_XBEGIN:
-	case ZYDIS_MNEMONIC_ENCLU: case ZYDIS_MNEMONIC_UIRET:
-		return RB_LEAVE;
-	default:
-		break;
-	}
-	switch (in->meta.category) {
-	case ZYDIS_CATEGORY_COND_BR:
-	case ZYDIS_CATEGORY_UNCOND_BR:
-	case ZYDIS_CATEGORY_CALL:
-	case ZYDIS_CATEGORY_RET:
-		break;
-	case ZYDIS_CATEGORY_SYSCALL:
-	case ZYDIS_CATEGORY_INTERRUPT:
-		return RB_LEAVE;
-	default:
-		return RB_CUT;	/* an ordinary instruction: copied */
-	}
-	if (in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ||
-	    in->operand_width == 16)
-		return RB_LEAVE;
-	/* direct: an immediate target (IS_RELATIVE also means rip-relative) */
-	direct = ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
-	switch (in->meta.category) {
-	case ZYDIS_CATEGORY_COND_BR:
-		return direct ? RB_COND : RB_LEAVE;
-	case ZYDIS_CATEGORY_RET:
-		return RB_RET;
-	case ZYDIS_CATEGORY_CALL:
-		return direct ? RB_CALL : RB_ICALL;
-	default:
-		return direct ? RB_JUMP : RB_IJUMP;
-	}
+	if (in->gs || in->flow >= BT_ARRAY_SIZE(term))
+		return RB_LEAVE;	/* gs is the recorder's own */
+	return term[in->flow];
 }
 
 /* Read up to @want bytes at @addr, fewer where the mapping ends. */
@@ -178,8 +133,7 @@ static int rb_keep(struct rb *b, const uint8_t *bytes, const uint16_t *off)
 int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
 		    rx_stop_fn stop, void *ctx, struct rb *b)
 {
-	ZydisDecodedInstruction in;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct bt_x86_insn in;
 	uint8_t *bytes = x->bytes;
 	uint16_t *off = x->off;
 	size_t have, pos = 0;
@@ -196,12 +150,10 @@ int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
 					  RB_MAX_BYTES - have < 256 ?
 						  RB_MAX_BYTES - have : 256);
 		if (pos >= have || (stop && stop(ctx, pc)) ||
-		    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&x->dec, bytes + pos,
-							 have - pos, &in, ops))) {
+		    bt_x86_decode(bytes + pos, have - pos, pc, &in) < 0)
 			cls = RB_LEAVE;
-		} else {
-			cls = classify(&in, ops);
-		}
+		else
+			cls = classify(&in);
 		b->end = pc;
 		if (cls == RB_LEAVE) {
 			b->next = pc;
@@ -209,13 +161,11 @@ int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
 			break;
 		}
 		off[b->ninsn++] = (uint16_t)pos;
-		pos += in.length;
+		pos += in.len;
 		b->next = addr + pos;
 		if (cls != RB_CUT) {
 			b->term = (uint8_t)cls;
-			if (cls == RB_COND || cls == RB_JUMP || cls == RB_CALL)
-				ZydisCalcAbsoluteAddress(&in, &ops[0], pc,
-							 &b->target);
+			b->target = in.target;	/* 0 for the indirect */
 			break;
 		}
 		if (b->ninsn == RB_MAX_INSN || pos + 15 > RB_MAX_BYTES) {
@@ -313,7 +263,7 @@ static int link(struct rx_emit *e, uint64_t orig)
 	ret = grow(e, 3 + 6);
 	if (ret < 0)
 		return ret;
-	ret = point(e, PT_SAFE, orig, 0, 0);
+	ret = point(e, RX_POINT_SAFE, orig, 0, 0);
 	if (ret < 0)
 		return ret;
 	while ((here(e) + 1) & 3)
@@ -322,7 +272,8 @@ static int link(struct rx_emit *e, uint64_t orig)
 	put8(e, 0xe9);
 	/* linked or not, the exit is kept: the link may be undone */
 	put32(e, dest ? (uint32_t)(int32_t)(dest - (here(e) + 4)) : 0);
-	ret = point(e, PT_EXIT_DIRECT, orig, here(e) - 4, dest ? RX_LINKED : 0);
+	ret = point(e, RX_POINT_EXIT_DIRECT, orig, here(e) - 4,
+		    dest ? RX_LINKED : 0);
 	if (ret < 0)
 		return ret;
 	put8(e, 0xcc);
@@ -349,7 +300,7 @@ static int record_at(struct rx_emit *e, int8_t size, uint64_t branch)
 	gs_mov(e, 1, R_CX, TCB_HEAD);
 	put(e, "\x48\x8d\x49", 3);	/* lea -size(%rcx),%rcx */
 	put8(e, (uint8_t)-size);
-	return point(e, PT_STORE, branch, 0, 0);
+	return point(e, RX_POINT_STORE, branch, 0, 0);
 }
 
 /*
@@ -375,91 +326,41 @@ static int record_tnt(struct rx_emit *e, unsigned o, uint64_t branch)
 	return 0;
 }
 
-static int in_reach(int64_t d)
+/* Copy the instruction @code (@len) from @orig (x86/reloc.h). */
+static int copy_insn(struct rx_emit *e, const uint8_t *code, size_t len,
+		     uint64_t orig)
 {
-	return d > -NEAR_LIMIT && d < NEAR_LIMIT;
-}
-
-/* Copy the instruction @code (@len) from @orig, re-basing a rip-relative
- * displacement. */
-static int copy_insn(struct rx *x, struct rx_emit *e, const uint8_t *code,
-		     size_t len, uint64_t orig)
-{
-	ZydisDecodedInstruction in;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	uint8_t i;
+	struct bt_x86_insn in;
 	int ret;
 
 	ret = grow(e, len);
 	if (ret < 0)
 		return ret;
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&x->dec, code, len, &in, ops)))
+	if (bt_x86_decode(code, len, orig, &in) < 0 || in.len != len)
 		return bt_fail(bte_internal, 0, "re-decode");
-	put(e, code, len);
-	for (i = 0; i < in.operand_count; i++) {
-		int64_t disp;
-
-		if (ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY ||
-		    ops[i].mem.base != ZYDIS_REGISTER_RIP)
-			continue;
-		if (in.raw.disp.size != 32)
-			return -bte_nosys;
-		disp = (int64_t)in.raw.disp.value +
-		       (int64_t)(orig - (here(e) - len));
-		if (!in_reach(disp))
-			return -bte_nosys;
-		memcpy(e->buf + e->len - len + in.raw.disp.offset, &(int32_t){
-			       (int32_t)disp }, 4);
-		break;
-	}
+	ret = bt_x86_reloc(&in, code, here(e), e->buf + e->len);
+	if (ret < 0)
+		return ret;
+	e->len += len;
 	return 0;
 }
 
-/*
- * mov OP,%rdx for the jmp/call r/m at @orig (@code, @len): the same
- * ModRM operand under opcode 8B with reg = rdx and REX.W.
- */
-static int rewrite_operand(struct rx *x, struct rx_emit *e,
-			   const uint8_t *code, size_t len, uint64_t orig)
+/* mov OP,%rdx for the jmp/call r/m at @orig (@code, @len). */
+static int load_operand(struct rx_emit *e, const uint8_t *code, size_t len,
+			uint64_t orig)
 {
-	ZydisDecodedInstruction in;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	uint8_t out[20], rex = 0x48;
-	size_t n = 0, i, m, start;
-	int rip = 0;
+	uint8_t out[BT_X86_LOAD_MAX];
+	struct bt_x86_insn in;
+	int n;
 
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&x->dec, code, len, &in, ops)))
+	if (bt_x86_decode(code, len, orig, &in) < 0)
 		return bt_fail(bte_internal, 0, "re-decode");
-	m = in.raw.modrm.offset;
-	if (m < 1 || code[m - 1] != 0xff)
-		return -bte_nosys;
-	start = m - 1;
-	if (start && (code[start - 1] & 0xf0) == 0x40) {
-		start--;
-		rex |= code[start] & 0x03;	/* X, B */
-	}
-	for (i = 0; i < start; i++)
-		if (code[i] == 0x64 || code[i] == 0x67)
-			out[n++] = code[i];
-	out[n++] = rex;
-	out[n++] = 0x8b;
-	out[n++] = (uint8_t)((code[m] & 0xc7) | (R_DX << 3));
-	memcpy(out + n, code + m + 1, len - m - 1);
-	if ((code[m] & 0xc7) == 0x05)
-		rip = 1;
-	n += len - m - 1;
-	if (grow(e, n) < 0)
+	n = bt_x86_reloc_load(&in, code, R_DX, here(e), out);
+	if (n < 0)
+		return n;
+	if (grow(e, (size_t)n) < 0)
 		return -bte_nomem;
-	if (rip) {
-		uint64_t target = orig + len + (int64_t)(int32_t)in.raw.disp.value;
-		int64_t disp = (int64_t)(target - (here(e) + n));
-
-		if (!in_reach(disp))
-			return -bte_nosys;
-		memcpy(out + n - (len - in.raw.disp.offset), &(int32_t){
-			       (int32_t)disp }, 4);
-	}
-	put(e, out, n);
+	put(e, out, (size_t)n);
 	return 0;
 }
 
@@ -474,7 +375,7 @@ static int rewrite_operand(struct rx *x, struct rx_emit *e,
 static int push_value(struct rx_emit *e, uint64_t value, int mask,
 		      uint64_t call)
 {
-	if (point(e, PT_SAFE, call, 0, mask) < 0)
+	if (point(e, RX_POINT_SAFE, call, 0, mask) < 0)
 		return -bte_nomem;
 	put8(e, 0x68);			/* push $lo */
 	put32(e, (uint32_t)value);
@@ -551,7 +452,7 @@ static int emit_cond(const struct rx *x, const struct rb *b,
 static int emit_lookup(struct rx_emit *e);
 
 /* A ret or jmp/call r/m: the target into rdx, then its own lookup. */
-static int emit_indirect(struct rx *x, const struct rb *b, struct rx_emit *e)
+static int emit_indirect(const struct rb *b, struct rx_emit *e)
 {
 	const uint8_t *code = b->bytes + (b->end - b->start);
 	size_t len = b->next - b->end;
@@ -561,7 +462,7 @@ static int emit_indirect(struct rx *x, const struct rb *b, struct rx_emit *e)
 	if (ret < 0)
 		return ret;
 	gs_mov(e, 0, R_DX, TCB_RDX);
-	if (point(e, PT_SAFE, b->end, 0, RM_RDX) < 0)
+	if (point(e, RX_POINT_SAFE, b->end, 0, RM_RDX) < 0)
 		return -bte_nomem;
 	if (b->term == RB_RET) {
 		const uint8_t *p = code;
@@ -577,7 +478,7 @@ static int emit_indirect(struct rx *x, const struct rb *b, struct rx_emit *e)
 			put32(e, imm);
 		}
 	} else {
-		ret = rewrite_operand(x, e, code, len, b->end);
+		ret = load_operand(e, code, len, b->end);
 		if (ret < 0)
 			return ret;
 		if (b->term == RB_ICALL) {
@@ -618,13 +519,13 @@ static int emit_syscall(const struct rb *b, struct rx_emit *e)
 	put(e, "\xeb\x01", 2);		/* over the exit */
 	for (i = 0; i < BT_ARRAY_SIZE(leave_syscalls); i++)
 		e->buf[exit_at[i]] = (uint8_t)(e->len - exit_at[i] - 1);
-	if (point(e, PT_EXIT_LEAVE, b->end, 0, RM_RCX) < 0)
+	if (point(e, RX_POINT_EXIT_LEAVE, b->end, 0, RM_RCX) < 0)
 		return -bte_nomem;
 	put8(e, 0xcc);
-	if (point(e, PT_SAFE, b->end, 0, RM_RCX) < 0)
+	if (point(e, RX_POINT_SAFE, b->end, 0, RM_RCX) < 0)
 		return -bte_nomem;
 	put(e, "\x0f\x05", 2);
-	if (point(e, PT_SAFE, b->next, 0, RM_FIXRCX) < 0)
+	if (point(e, RX_POINT_SAFE, b->next, 0, RM_FIXRCX) < 0)
 		return -bte_nomem;
 	put(e, "\x48\xb9", 2);		/* movabs $next,%rcx */
 	put64(e, b->next);
@@ -636,9 +537,9 @@ static int emit_leave(struct rx_emit *e, uint64_t at)
 	int ret = grow(e, 1);
 
 	if (ret == 0)
-		ret = point(e, PT_SAFE, at, 0, 0);
+		ret = point(e, RX_POINT_SAFE, at, 0, 0);
 	if (ret == 0)
-		ret = point(e, PT_EXIT_LEAVE, at, 0, 0);
+		ret = point(e, RX_POINT_EXIT_LEAVE, at, 0, 0);
 	if (ret == 0)
 		put8(e, 0xcc);
 	return ret;
@@ -650,112 +551,138 @@ static int emit_leave(struct rx_emit *e, uint64_t at)
  */
 static int emit_stub(const struct rb *b, struct rx_emit *e)
 {
-	int ret = point(e, PT_SAFE, b->start, 0, 0);
+	int ret = point(e, RX_POINT_SAFE, b->start, 0, 0);
 
 	if (ret == 0)
 		ret = record_tnt(e, e->pend, 0);
 	return ret < 0 ? ret : link(e, b->start);
 }
 
-int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
-		 struct rx_emit *e)
+/* The instructions of @b before its terminator, copied. */
+static int emit_body(const struct rb *b, struct rx_emit *e)
 {
-	size_t len0 = e->len, npts0 = e->npts;
 	uint32_t i, body = b->ninsn;
 	int ret = 0;
 
-	e->pend = pend;
-	if (pend != RX_PEND_NONE && !rb_carries(b)) {
-		ret = emit_stub(b, e);
-		goto out;
-	}
-	if (pend == RX_PEND_NONE) {	/* the lookup's way in */
-		e->entry_orig = b->start;
-		ret = rx_emit_entry(e);
-		if (ret < 0)
-			goto out;
-	}
-
 	if (b->term != RB_CUT && b->term != RB_LEAVE)
-		body--;		/* the terminator is emitted below */
+		body--;		/* the terminator: emit_term */
 	for (i = 0; i < body && ret == 0; i++) {
 		uint64_t at = b->start + b->off[i];
 		size_t n = (i + 1 < b->ninsn ? b->start + b->off[i + 1] :
 					       b->next) - at;
 
-		ret = point(e, PT_SAFE, at, 0, 0);
+		ret = point(e, RX_POINT_SAFE, at, 0, 0);
 		if (ret == 0)
-			ret = copy_insn(x, e, b->bytes + b->off[i], n, at);
+			ret = copy_insn(e, b->bytes + b->off[i], n, at);
 	}
-	if (ret == 0) {
-		switch (b->term) {
-		case RB_CUT:
-			ret = link(e, b->next);
-			break;
-		case RB_LEAVE:
-			ret = emit_leave(e, b->end);
-			break;
-		case RB_JUMP:
-			ret = link(e, b->target);
-			break;
-		case RB_CALL:
-			ret = grow(e, 40);
-			if (ret == 0)
-				ret = point(e, PT_SAFE, b->end, 0, 0);
-			if (ret == 0)
-				ret = push_value(e, b->next, 0, b->end);
-			if (ret == 0)
-				ret = link(e, b->target);
-			break;
-		case RB_COND:
-			ret = point(e, PT_SAFE, b->end, 0, 0);
-			if (ret == 0)
-				ret = emit_cond(x, b, e);
-			break;
-		case RB_SYSCALL:
-			ret = point(e, PT_SAFE, b->end, 0, 0);
-			if (ret == 0)
-				ret = emit_syscall(b, e);
-			break;
-		default:
-			ret = point(e, PT_SAFE, b->end, 0, 0);
-			if (ret == 0)
-				ret = emit_indirect(x, b, e);
-			break;
+	return ret;
+}
+
+/* A call rel: the original return address pushed, then chained. */
+static int emit_call(const struct rb *b, struct rx_emit *e)
+{
+	int ret = grow(e, 40);
+
+	if (ret == 0)
+		ret = point(e, RX_POINT_SAFE, b->end, 0, 0);
+	if (ret == 0)
+		ret = push_value(e, b->next, 0, b->end);
+	if (ret == 0)
+		ret = link(e, b->target);
+	return ret;
+}
+
+/* What the translation of @b does at its terminator (rec_xlate.h). */
+static int emit_term(const struct rx *x, const struct rb *b,
+		     struct rx_emit *e)
+{
+	int ret;
+
+	switch (b->term) {
+	case RB_CUT:
+		return link(e, b->next);
+	case RB_LEAVE:
+		return emit_leave(e, b->end);
+	case RB_JUMP:
+		return link(e, b->target);
+	case RB_CALL:
+		return emit_call(b, e);
+	}
+	ret = point(e, RX_POINT_SAFE, b->end, 0, 0);
+	if (ret < 0)
+		return ret;
+	switch (b->term) {
+	case RB_COND:
+		return emit_cond(x, b, e);
+	case RB_SYSCALL:
+		return emit_syscall(b, e);
+	default:
+		return emit_indirect(b, e);
+	}
+}
+
+int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
+		 struct rx_emit *e)
+{
+	size_t len0 = e->len, npts0 = e->npts;
+	int ret = 0;
+
+	e->pend = pend;
+	if (pend != RX_PEND_NONE && !rb_carries(b)) {
+		ret = emit_stub(b, e);
+	} else {
+		if (pend == RX_PEND_NONE) {	/* the lookup's way in */
+			e->entry_orig = b->start;
+			ret = rx_emit_entry(e);
 		}
+		if (ret == 0)
+			ret = emit_body(b, e);
+		if (ret == 0)
+			ret = emit_term(x, b, e);
 	}
-out:
-	if (ret < 0) {
+	if (ret < 0) {	/* nothing half-made stays */
 		e->len = len0;
 		e->npts = npts0;
 	}
 	return ret;
 }
 
-/*
- * The lookup of target rdx (the program's rdx in its slot): record it
- * (the outcomes pending, in its tag), probe both tables, jump to the
- * translation's entry (which takes rax, rcx and rdx back), or exit to
- * the tracer.  One copy per site, so that each indirect branch of the
- * program has its own indirect jump here, predicted as the program's own
- * would be.
- */
-static int emit_lookup(struct rx_emit *e)
+/* The target rdx as a whole REC_IND, and the high half it leaves. */
+static int target_whole(struct rx_emit *e)
 {
-	uint64_t probe;
-	static const uint8_t probe_tail[] = {
-		0x48, 0x8d, 0x0c, 0x09,		/* lea (%rcx,%rcx),%rcx */
-		0x48, 0x8d, 0x04, 0xc8,		/* lea (%rax,%rcx,8),%rax */
-		0x48, 0x8b, 0x08,		/* mov (%rax),%rcx */
-		0x48, 0xf7, 0xd1,		/* not %rcx */
-		0x48, 0x8d, 0x4c, 0x11, 0x01,	/* lea 1(%rcx,%rdx),%rcx */
-	};
-	size_t hit1, hit2, short_at, full_at, whole_at;
-	int ret;
+	put(e, "\x65\x8b\x04\x25", 4);	/* mov %gs:TCB_T+4,%eax */
+	put32(e, TCB_T + 4);
+	put(e, "\x65\x89\x04\x25", 4);	/* mov %eax,%gs:TCB_HI */
+	put32(e, TCB_HI);
+	if (record_at(e, REC_ADDR_LEN, 0) < 0)
+		return -bte_nomem;
+	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
+	put8(e, e->pend == RX_PEND_NONE ? REC_IND : REC_IND_O | e->pend);
+	put(e, "\x48\x89\x51\x01", 4);	/* mov %rdx,1(%rcx) */
+	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
+	return 0;
+}
 
-	ret = grow(e, 280);
-	if (ret < 0)
-		return ret;
+/* The target rdx as a REC_IND32: its high half is the last REC_IND's. */
+static int target_short(struct rx_emit *e)
+{
+	if (record_at(e, REC_IND32_LEN, 0) < 0)
+		return -bte_nomem;
+	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
+	put8(e, e->pend == RX_PEND_NONE ? REC_IND32 : REC_IND32_O | e->pend);
+	put(e, "\x89\x51\x01", 3);	/* mov %edx,1(%rcx) */
+	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
+	return 0;
+}
+
+/*
+ * Record the target rdx, the outcomes pending in its tag; rax, rcx and
+ * rdx saved in the control block, rdx also in TCB_T.
+ */
+static int lookup_record(struct rx_emit *e)
+{
+	size_t short_at, full_at, whole_at;
+
 	gs_mov(e, 0, R_CX, TCB_RCX);
 	gs_mov(e, 0, R_AX, TCB_RAX);
 	gs_mov(e, 0, R_DX, TCB_T);	/* its halves and bytes, for below */
@@ -779,29 +706,35 @@ static int emit_lookup(struct rx_emit *e)
 	short_at = e->len;
 	put8(e, 0);
 	e->buf[whole_at] = (uint8_t)(e->len - whole_at - 1);
-	put(e, "\x65\x8b\x04\x25", 4);	/* mov %gs:TCB_T+4,%eax */
-	put32(e, TCB_T + 4);
-	put(e, "\x65\x89\x04\x25", 4);	/* mov %eax,%gs:TCB_HI */
-	put32(e, TCB_HI);
-	if (record_at(e, REC_ADDR_LEN, 0) < 0)
+	if (target_whole(e) < 0)
 		return -bte_nomem;
-	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
-	put8(e, e->pend == RX_PEND_NONE ? REC_IND : REC_IND_O | e->pend);
-	put(e, "\x48\x89\x51\x01", 4);	/* mov %rdx,1(%rcx) */
-	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
 	put8(e, 0xeb);			/* jmp probe */
 	full_at = e->len;
 	put8(e, 0);
 	e->buf[short_at] = (uint8_t)(e->len - short_at - 1);
-	if (record_at(e, REC_IND32_LEN, 0) < 0)
+	if (target_short(e) < 0)
 		return -bte_nomem;
-	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
-	put8(e, e->pend == RX_PEND_NONE ? REC_IND32 : REC_IND32_O | e->pend);
-	put(e, "\x89\x51\x01", 3);	/* mov %edx,1(%rcx) */
-	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
 	e->buf[full_at] = (uint8_t)(e->len - full_at - 1);
 	e->pend = RX_PEND_NONE;		/* they went with the target */
-	probe = here(e);
+	return 0;
+}
+
+/*
+ * Probe both tables for rdx: jump to the translation's entry (which takes
+ * rax, rcx and rdx back), or exit to the tracer.
+ */
+static int lookup_probe(struct rx_emit *e)
+{
+	static const uint8_t probe_tail[] = {
+		0x48, 0x8d, 0x0c, 0x09,		/* lea (%rcx,%rcx),%rcx */
+		0x48, 0x8d, 0x04, 0xc8,		/* lea (%rax,%rcx,8),%rax */
+		0x48, 0x8b, 0x08,		/* mov (%rax),%rcx */
+		0x48, 0xf7, 0xd1,		/* not %rcx */
+		0x48, 0x8d, 0x4c, 0x11, 0x01,	/* lea 1(%rcx,%rdx),%rcx */
+	};
+	uint64_t probe = here(e);
+	size_t hit1, hit2;
+
 	gs_mov(e, 1, R_AX, TCB_TABLE1);
 	put(e, "\x0f\xb7\xca", 3);	/* movzwl %dx,%ecx */
 	put(e, probe_tail, sizeof(probe_tail));
@@ -815,13 +748,33 @@ static int emit_lookup(struct rx_emit *e)
 	put8(e, 0xe3);
 	hit2 = e->len;
 	put8(e, 0);
-	if (point(e, PT_EXIT_IBL, 0, probe, RM_RAX | RM_RCX | RM_RDX) < 0)
+	if (point(e, RX_POINT_EXIT_IBL, 0, probe,
+		  RM_RAX | RM_RCX | RM_RDX) < 0)
 		return -bte_nomem;
 	put8(e, 0xcc);
 	e->buf[hit1] = (uint8_t)(e->len - hit1 - 1);
 	e->buf[hit2] = (uint8_t)(e->len - hit2 - 1);
 	put(e, "\xff\x60\x08", 3);		/* jmp *8(%rax): its entry */
 	return 0;
+}
+
+/*
+ * The lookup of target rdx (the program's rdx in its slot): record it
+ * (the outcomes pending, in its tag), probe both tables, jump to the
+ * translation's entry, or exit to the tracer.  One copy per site, so
+ * that each indirect branch of the program has its own indirect jump
+ * here, predicted as the program's own would be.
+ */
+static int emit_lookup(struct rx_emit *e)
+{
+	int ret;
+
+	ret = grow(e, 280);
+	if (ret == 0)
+		ret = lookup_record(e);
+	if (ret == 0)
+		ret = lookup_probe(e);
+	return ret;
 }
 
 int rx_emit_entry(struct rx_emit *e)
@@ -832,7 +785,7 @@ int rx_emit_entry(struct rx_emit *e)
 
 	ret = grow(e, RX_ENTRY_LEN);
 	for (i = 0; i < 3 && ret == 0; i++) {
-		ret = point(e, PT_SAFE, e->entry_orig, 0, mask);
+		ret = point(e, RX_POINT_SAFE, e->entry_orig, 0, mask);
 		gs_mov(e, 1, regs[i], slot[i]);
 		mask &= ~(1 << i);
 	}

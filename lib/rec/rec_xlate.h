@@ -3,9 +3,11 @@
 #define BTRACE_REC_XLATE_H
 
 /*
- * The recorder's translator: blocks of the program's code decoded (Zydis,
- * which knows every instruction glibc uses) and their translations
- * emitted into a buffer that the caller then writes into the process.
+ * The recorder's translator: blocks of the program's code decoded
+ * (x86/decode.h: Zydis, which knows every instruction glibc uses) and
+ * their translations emitted into a buffer that the caller then writes
+ * into the process; instructions are copied by the relocator
+ * (x86/reloc.h).
  * Pure: no process, no ptrace; unit-testable in-process.
  *
  * A block runs from its start to its terminator.  What a translation does
@@ -23,9 +25,10 @@
  *                       (sigreturn, exec, clone, fork, exit, arch_prctl):
  *                       those leave the translation
  *   anything else that  leave the translation before it (RB_LEAVE): int3,
- *   cannot run moved    int n, far transfers, ud2, hlt, xbegin, a gs
- *                       segment (the recorder's own), undecodable bytes,
- *                       and an address the caller wants to stop at
+ *   cannot run moved    int n, far transfers, ud2, hlt, xbegin, xabort,
+ *                       a gs segment (the recorder's own), undecodable
+ *                       bytes (BT_X86_TRAP in x86/decode.h), and an
+ *                       address the caller wants to stop at
  * Outcomes of conditionals are carried, not stored, where they can be:
  * a translation is made for a block and a "pending" set of up to
  * rx's pend_max outcomes not yet recorded (its variant), so that a
@@ -147,16 +150,33 @@ static inline unsigned rx_pend_count(unsigned pend)
 	return 31u - (unsigned)__builtin_clz(pend);
 }
 
-/* Where generated code stands for the program, and where it exits. */
+/*
+ * Translator points: where generated code stands for the program, and
+ * where it exits to the tracer (an int3).  Nothing to do with Intel PT.
+ */
 enum rx_point_kind {
-	PT_SAFE = 0,	/* the program's state at orig (after mask restore) */
-	PT_STORE,	/* a ring store; orig: its branch, 0 for a target */
-	PT_EXIT_DIRECT,	/* int3: orig not translated; aux: the rel32 to patch */
-	PT_EXIT_IBL,	/* int3: lookup missed, target in rdx; aux: probe */
-	PT_EXIT_LEAVE,	/* int3: leave the translation at orig */
+	RX_POINT_SAFE = 0,	/* the program's state at orig (after mask
+				   restore) */
+	RX_POINT_STORE,		/* a ring store; orig: its branch, 0 for a
+				   target */
+	RX_POINT_EXIT_DIRECT,	/* int3: orig not translated; aux: the rel32
+				   to patch */
+	RX_POINT_EXIT_IBL,	/* int3: lookup missed, target in rdx; aux:
+				   probe */
+	RX_POINT_EXIT_LEAVE,	/* int3: leave the translation at orig */
 };
 
-/* PT_EXIT_DIRECT's mask: its jump goes to the translation now. */
+/*
+ * The old names, for rec.c until it is renamed too (they read as Intel
+ * PT's): do not use in new code.
+ */
+#define PT_SAFE		RX_POINT_SAFE
+#define PT_STORE	RX_POINT_STORE
+#define PT_EXIT_DIRECT	RX_POINT_EXIT_DIRECT
+#define PT_EXIT_IBL	RX_POINT_EXIT_IBL
+#define PT_EXIT_LEAVE	RX_POINT_EXIT_LEAVE
+
+/* RX_POINT_EXIT_DIRECT's mask: its jump goes to the translation now. */
 #define RX_LINKED	0x80
 
 /* Registers the generated code borrowed at a point (restore from TCB). */

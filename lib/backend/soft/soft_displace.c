@@ -3,7 +3,6 @@
  * Displaced execution: instructions run from slots in scratch memory of
  * the traced process.  See soft_displace.h.
  */
-#include <capstone/capstone.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +16,14 @@
 #include "internal.h"
 #include "backend/soft/soft_displace.h"
 #include "tracer/tracer.h"
+#include "x86/decode.h"
+#include "x86/reloc.h"
 
 #define SLOT_SIZE BT_DISPLACE_SLOT_SIZE
 #define JMP_BACK_LEN 14		/* jmp *0(%rip); .quad next */
 #define AREA_SIZE (64 * 1024)
 #define AREA_SLOTS (AREA_SIZE / SLOT_SIZE)
 #define AREA_MAX 64
-#define NEAR (1ll << 31)
 
 struct slot_rec {
 	uint64_t orig;		/* the instruction it runs */
@@ -42,8 +42,6 @@ struct dmap {
 };
 
 struct bt_displace {
-	csh cs;
-	cs_insn *insn;
 	struct area *area[AREA_MAX];
 	size_t narea;
 	int no_memory;		/* mmap failed: no more tries */
@@ -70,17 +68,6 @@ int bt_displace_alloc(struct bt_displace **out)
 	if (!d->bucket) {
 		free(d);
 		return bt_fail(bte_nomem, ENOMEM, "displace");
-	}
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) != CS_ERR_OK) {
-		free(d->bucket);
-		free(d);
-		return bt_fail(bte_internal, 0, "cs_open");
-	}
-	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
-	d->insn = cs_malloc(d->cs);
-	if (!d->insn) {
-		bt_displace_free(d);
-		return bt_fail(bte_nomem, ENOMEM, "cs_malloc");
 	}
 	*out = d;
 	return 0;
@@ -114,9 +101,6 @@ void bt_displace_free(struct bt_displace *d)
 	if (d->bucket)
 		bt_displace_reset(d);
 	free(d->bucket);
-	if (d->insn)
-		cs_free(d->insn, 1);
-	cs_close(&d->cs);
 	free(d);
 }
 
@@ -125,68 +109,25 @@ size_t bt_displace_count(const struct bt_displace *d)
 	return d->count;
 }
 
-/* Instructions that transfer control, trap or depend on where they are. */
-static int insn_moves(const cs_insn *in)
-{
-	const cs_detail *det = in->detail;
-	uint8_t i;
-
-	for (i = 0; i < det->groups_count; i++)
-		switch (det->groups[i]) {
-		case CS_GRP_JUMP:
-		case CS_GRP_CALL:
-		case CS_GRP_RET:
-		case CS_GRP_INT:
-		case CS_GRP_IRET:
-		case CS_GRP_BRANCH_RELATIVE:
-			return 1;
-		}
-	switch (in->id) {
-	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_SYSEXIT:
-	case X86_INS_SYSRET: case X86_INS_INT3: case X86_INS_INT:
-	case X86_INS_INTO: case X86_INS_INT1: case X86_INS_UD2:
-	case X86_INS_HLT: case X86_INS_XBEGIN: case X86_INS_XABORT:
-	case X86_INS_INVALID:
-		return 1;
-	}
-	return 0;
-}
-
 /*
- * Decode @code at @addr into d->insn; 0, or -bte_nosys if it cannot run
- * displaced.  *@rip_disp: offset of a rip-relative disp32, 0 if none.
+ * Decode @code at @addr into @in; 0, or -bte_nosys if it cannot run
+ * displaced: only what falls through and does the same anywhere once its
+ * rip-relative operand is re-based (x86/decode.h's BT_X86_SEQ).
  */
-static int displace_decode(struct bt_displace *d, const uint8_t *code,
-			   size_t len, uint64_t addr, size_t *rip_disp)
+static int displace_decode(const uint8_t *code, size_t len, uint64_t addr,
+			   struct bt_x86_insn *in)
 {
-	const uint8_t *p = code;
-	uint64_t a = addr;
-	const cs_x86 *x;
-	size_t n = len;
-	uint8_t i;
-
-	*rip_disp = 0;
-	if (!cs_disasm_iter(d->cs, &p, &n, &a, d->insn) ||
-	    insn_moves(d->insn))
+	if (bt_x86_decode(code, len, addr, in) < 0 || in->flow != BT_X86_SEQ)
 		return -bte_nosys;
-	x = &d->insn->detail->x86;
-	for (i = 0; i < x->op_count; i++) {
-		if (x->operands[i].type != X86_OP_MEM ||
-		    x->operands[i].mem.base != X86_REG_RIP)
-			continue;
-		if (!x->encoding.disp_offset || x->encoding.disp_size != 4)
-			return -bte_nosys;
-		*rip_disp = x->encoding.disp_offset;
-	}
 	return 0;
 }
 
 int bt_displace_can(struct bt_displace *d, const uint8_t *code, size_t len,
 		    uint64_t addr)
 {
-	size_t rd;
+	struct bt_x86_insn in;
 
-	return displace_decode(d, code, len, addr, &rd) == 0;
+	return displace_decode(code, len, addr, &in) == 0;
 }
 
 static uint64_t slot_addr(const struct area *a, size_t i)
@@ -194,23 +135,21 @@ static uint64_t slot_addr(const struct area *a, size_t i)
 	return a->base + i * SLOT_SIZE;
 }
 
-static int in_reach(uint64_t slot, uint64_t addr)
-{
-	int64_t delta = (int64_t)(addr - slot);
-
-	return delta > -NEAR + 4096 && delta < NEAR - 4096;
-}
-
-/* An area with a free slot for @addr (near it if @near), or NULL. */
-static struct area *area_pick(struct bt_displace *d, uint64_t addr, int near)
+/*
+ * An area with a free slot for @in: one whose next slot its rip-relative
+ * operand reaches from, if it has one; or NULL.
+ */
+static struct area *area_pick(struct bt_displace *d,
+			      const struct bt_x86_insn *in)
 {
 	size_t i;
 
 	for (i = 0; i < d->narea; i++) {
 		struct area *a = d->area[i];
+		uint64_t next = slot_addr(a, a->used) + in->len;
 
 		if (a->used < AREA_SLOTS &&
-		    (!near || in_reach(slot_addr(a, a->used), addr)))
+		    (!in->rip_off || bt_x86_in_reach(next, in->rip_target)))
 			return a;
 	}
 	return NULL;
@@ -332,29 +271,21 @@ int bt_displace_encode(struct bt_displace *d, const uint8_t *code,
 		       size_t len, uint64_t addr, uint64_t slot,
 		       uint8_t out[BT_DISPLACE_SLOT_SIZE])
 {
-	size_t rip_disp, ilen;
+	struct bt_x86_insn in;
 	uint64_t next;
 	int ret;
 
-	ret = displace_decode(d, code, len, addr, &rip_disp);
+	ret = displace_decode(code, len, addr, &in);
 	if (ret < 0)
 		return ret;
-	if (rip_disp && !in_reach(slot, addr))
-		return -bte_nosys;
-	ilen = d->insn->size;
-	next = addr + ilen;
-	memcpy(out, code, ilen);
-	if (rip_disp) {
-		int32_t disp;
-
-		memcpy(&disp, out + rip_disp, 4);
-		disp = (int32_t)((int64_t)disp + (int64_t)(addr - slot));
-		memcpy(out + rip_disp, &disp, 4);
-	}
+	ret = bt_x86_reloc(&in, code, slot, out);
+	if (ret < 0)
+		return ret;	/* a rip-relative operand out of reach */
+	next = addr + in.len;
 	/* jmp *0(%rip) and the address it reads */
-	memcpy(out + ilen, "\xff\x25\x00\x00\x00\x00", 6);
-	memcpy(out + ilen + 6, &next, 8);
-	return (int)(ilen + JMP_BACK_LEN);
+	memcpy(out + in.len, "\xff\x25\x00\x00\x00\x00", 6);
+	memcpy(out + in.len + 6, &next, 8);
+	return (int)(in.len + JMP_BACK_LEN);
 }
 
 int bt_displace_make(struct bt_displace *d, struct bt_target *t,
@@ -362,7 +293,7 @@ int bt_displace_make(struct bt_displace *d, struct bt_target *t,
 		     size_t len, uint64_t addr, uint64_t *slot)
 {
 	uint8_t bytes[SLOT_SIZE];
-	size_t rip_disp;
+	struct bt_x86_insn in;
 	struct area *a;
 	uint64_t s;
 	int ret, n;
@@ -370,10 +301,10 @@ int bt_displace_make(struct bt_displace *d, struct bt_target *t,
 	*slot = map_find(d, addr);
 	if (*slot)
 		return 0;
-	ret = displace_decode(d, code, len, addr, &rip_disp);
+	ret = displace_decode(code, len, addr, &in);
 	if (ret < 0)
 		return ret;
-	a = area_pick(d, addr, rip_disp != 0);
+	a = area_pick(d, &in);
 	if (!a) {
 		ret = area_new(d, t, th, memfd, addr, &a);
 		if (ret < 0)

@@ -14,10 +14,11 @@
  * absolute jump back to the instruction after it.  The thread is moved to
  * the slot and continued: one stop in all, and the int3 never leaves.
  *
- * Only instructions that do the same anywhere are copied: no control
- * transfer, no system call, nothing capstone does not know, and a
- * rip-relative operand only where the slot lies within +-2 GiB of the
- * original.  Anything else is stepped as before.
+ * Only instructions that do the same anywhere are copied (x86/decode.h's
+ * BT_X86_SEQ): no control transfer, no system call, nothing the decoder
+ * does not know, and a rip-relative operand only where the slot lies
+ * within a rel32's reach of what it points at (the relocator,
+ * x86/reloc.h, re-encodes it).  Anything else is stepped as before.
  *
  * Scratch areas are mapped with mmap run inside a stopped thread
  * (bt_thread_syscall), placed near the code they serve.  They stay in the

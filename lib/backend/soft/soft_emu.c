@@ -3,7 +3,6 @@
  * Decision-branch emulation for the fast software backend: the outcome of
  * jcc, loop*, jrcxz, ret and jmp/call r/m from registers, flags and memory.
  */
-#include <capstone/capstone.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "btrace/error.h"
 #include "internal.h"
 #include "backend/soft/soft_emu.h"
+#include "x86/decode.h"
 
 #define EFL_CF (1u << 0)
 #define EFL_PF (1u << 2)
@@ -18,40 +18,26 @@
 #define EFL_SF (1u << 7)
 #define EFL_OF (1u << 11)
 
+_Static_assert((int)BT_EMU_R_RAX == (int)BT_X86_R_RAX &&
+	       (int)BT_EMU_R_R15 == (int)BT_X86_R_R15 &&
+	       (int)BT_EMU_R_RIP == (int)BT_X86_R_RIP,
+	       "bt_emu_reg numbers registers as bt_x86_reg does");
+
+/* The decoder keeps no state (x86/decode.h): the handle only says so. */
 struct bt_emu {
-	csh cs;
-	cs_insn *insn;
+	int unused;
 };
 
 int bt_emu_alloc(struct bt_emu **emu)
 {
-	struct bt_emu *e;
-
-	*emu = NULL;
-	e = calloc(1, sizeof(*e));
-	if (!e)
+	*emu = calloc(1, sizeof(**emu));
+	if (!*emu)
 		return bt_fail(bte_nomem, ENOMEM, "emulator");
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &e->cs) != CS_ERR_OK) {
-		free(e);
-		return bt_fail(bte_internal, 0, "cs_open");
-	}
-	cs_option(e->cs, CS_OPT_DETAIL, CS_OPT_ON);
-	e->insn = cs_malloc(e->cs);
-	if (!e->insn) {
-		cs_close(&e->cs);
-		free(e);
-		return bt_fail(bte_nomem, ENOMEM, "cs_malloc");
-	}
-	*emu = e;
 	return 0;
 }
 
 void bt_emu_free(struct bt_emu *emu)
 {
-	if (!emu)
-		return;
-	cs_free(emu->insn, 1);
-	cs_close(&emu->cs);
 	free(emu);
 }
 
@@ -98,160 +84,99 @@ uint64_t bt_emu_reg_get(const struct user_regs_struct *r, int reg)
 	}
 }
 
-/* Capstone register -> enum bt_emu_reg; *wide32 set for eax..r15d, eip. */
-static int emu_reg(x86_reg reg, int *wide32)
+/* The r/m operand of jmp/call r/m64: a 64-bit register or memory. */
+static int emu_decode_rm(const struct bt_x86_insn *in, struct bt_emu_insn *ei)
 {
-	static const x86_reg r64[] = {
-		X86_REG_RAX, X86_REG_RCX, X86_REG_RDX, X86_REG_RBX,
-		X86_REG_RSP, X86_REG_RBP, X86_REG_RSI, X86_REG_RDI,
-		X86_REG_R8, X86_REG_R9, X86_REG_R10, X86_REG_R11,
-		X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15,
-		X86_REG_RIP,
-	};
-	static const x86_reg r32[] = {
-		X86_REG_EAX, X86_REG_ECX, X86_REG_EDX, X86_REG_EBX,
-		X86_REG_ESP, X86_REG_EBP, X86_REG_ESI, X86_REG_EDI,
-		X86_REG_R8D, X86_REG_R9D, X86_REG_R10D, X86_REG_R11D,
-		X86_REG_R12D, X86_REG_R13D, X86_REG_R14D, X86_REG_R15D,
-		X86_REG_EIP,
-	};
-	size_t i;
+	const struct bt_x86_rm *rm = &in->rm;
 
-	*wide32 = 0;
-	if (reg == X86_REG_INVALID)
-		return BT_EMU_R_NONE;
-	for (i = 0; i < BT_ARRAY_SIZE(r64); i++) {
-		if (reg == r64[i])
-			return (int)i + 1;
-		if (reg == r32[i]) {
-			*wide32 = 1;
-			return (int)i + 1;
-		}
-	}
-	return -1;
-}
-
-static int emu_cc(unsigned int id)
-{
-	switch (id) {
-	case X86_INS_JO: return 0;
-	case X86_INS_JNO: return 1;
-	case X86_INS_JB: return 2;
-	case X86_INS_JAE: return 3;
-	case X86_INS_JE: return 4;
-	case X86_INS_JNE: return 5;
-	case X86_INS_JBE: return 6;
-	case X86_INS_JA: return 7;
-	case X86_INS_JS: return 8;
-	case X86_INS_JNS: return 9;
-	case X86_INS_JP: return 10;
-	case X86_INS_JNP: return 11;
-	case X86_INS_JL: return 12;
-	case X86_INS_JGE: return 13;
-	case X86_INS_JLE: return 14;
-	case X86_INS_JG: return 15;
-	default: return -1;
-	}
-}
-
-/* The r/m operand of jmp/call r/m64. */
-static int emu_decode_rm(const cs_x86 *x, struct bt_emu_insn *ei)
-{
-	const cs_x86_op *op = &x->operands[0];
-	int w32 = 0, w32i = 0, base, index;
-
-	if (x->op_count != 1 || op->size != 8 || x->prefix[2])
+	if (rm->size != 8 || in->osize16)
 		return -bte_nosys;
-	if (op->type == X86_OP_REG) {
-		base = emu_reg(op->reg, &w32);
-		if (base <= 0 || w32)
+	if (!rm->mem) {
+		if (rm->base == BT_X86_R_NONE || rm->base >= BT_X86_R_RIP ||
+		    rm->base32)
 			return -bte_nosys;
-		ei->reg = (uint8_t)base;
+		ei->reg = rm->base;
 		return 0;
 	}
-	if (op->type != X86_OP_MEM)
+	if (rm->base == BT_X86_R_OTHER || rm->index >= BT_X86_R_RIP)
 		return -bte_nosys;
-	base = emu_reg(op->mem.base, &w32);
-	index = emu_reg(op->mem.index, &w32i);
-	if (base < 0 || index < 0 || index == BT_EMU_R_RIP)
-		return -bte_nosys;
-	switch (op->mem.segment) {
-	case X86_REG_INVALID: case X86_REG_DS: case X86_REG_ES:
-	case X86_REG_SS: case X86_REG_CS:
-		break;		/* base 0 in 64-bit mode */
-	case X86_REG_FS: ei->seg = 'f'; break;
-	case X86_REG_GS: ei->seg = 'g'; break;
-	default: return -bte_nosys;
-	}
 	ei->mem = 1;
-	ei->reg = (uint8_t)base;
-	ei->index = (uint8_t)index;
-	ei->scale = (uint8_t)(op->mem.scale ? op->mem.scale : 1);
-	ei->disp = op->mem.disp;
-	ei->addr32 = x->addr_size == 4;
+	ei->reg = rm->base;
+	ei->index = rm->index;
+	ei->scale = rm->scale;
+	ei->seg = rm->seg;
+	ei->disp = rm->disp;
+	ei->addr32 = in->addr32;
 	return 0;
 }
 
-static int emu_classify(const cs_insn *in, struct bt_emu_insn *ei)
+/* jcc, loop*, jrcxz. */
+static int emu_cond_of(const struct bt_x86_insn *in, struct bt_emu_insn *ei)
 {
-	const cs_x86 *x = &in->detail->x86;
-	int cc;
+	static const uint8_t ops[] = {
+		[BT_X86_CC_LOOP - BT_X86_CC_LOOP] = BT_EMU_LOOP,
+		[BT_X86_CC_LOOPE - BT_X86_CC_LOOP] = BT_EMU_LOOPE,
+		[BT_X86_CC_LOOPNE - BT_X86_CC_LOOP] = BT_EMU_LOOPNE,
+		[BT_X86_CC_RCXZ - BT_X86_CC_LOOP] = BT_EMU_JRCXZ,
+	};
 
-	switch (in->id) {
-	case X86_INS_LOOP: ei->op = BT_EMU_LOOP; break;
-	case X86_INS_LOOPE: ei->op = BT_EMU_LOOPE; break;
-	case X86_INS_LOOPNE: ei->op = BT_EMU_LOOPNE; break;
-	case X86_INS_JRCXZ: ei->op = BT_EMU_JRCXZ; break;
-	case X86_INS_JECXZ: ei->op = BT_EMU_JRCXZ; ei->addr32 = 1; break;
-	case X86_INS_RET:
-		if (x->prefix[2])
-			return -bte_nosys;	/* 16-bit return */
-		ei->op = BT_EMU_RET;
-		if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM)
-			ei->imm = (uint16_t)x->operands[0].imm;
-		return 0;
-	case X86_INS_JMP:
-	case X86_INS_CALL:
-		if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
-			ei->op = in->id == X86_INS_JMP ? BT_EMU_JMP : BT_EMU_CALL;
-			break;
-		}
-		ei->op = in->id == X86_INS_JMP ? BT_EMU_JMP_RM : BT_EMU_CALL_RM;
-		return emu_decode_rm(x, ei);
-	default:
-		cc = emu_cc(in->id);
-		if (cc < 0)
-			return -bte_nosys;
+	if (in->cond < BT_X86_CC_LOOP) {
 		ei->op = BT_EMU_JCC;
-		ei->cc = (uint8_t)cc;
-		break;
+		ei->cc = in->cond;
+		return 0;
 	}
-	/* loop family: a 16-bit operand size would truncate rip */
-	if (x->prefix[2] || x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
-		return -bte_nosys;
-	if ((ei->op == BT_EMU_LOOP || ei->op == BT_EMU_LOOPE ||
-	     ei->op == BT_EMU_LOOPNE) && x->addr_size != 8)
+	ei->op = ops[in->cond - BT_X86_CC_LOOP];
+	if (ei->op == BT_EMU_JRCXZ)
+		ei->addr32 = in->addr32;	/* jecxz */
+	else if (in->addr32)
 		return -bte_nosys;	/* loop on ecx: leave it to the CPU */
-	ei->target = (uint64_t)x->operands[0].imm;
 	return 0;
+}
+
+static int emu_classify(const struct bt_x86_insn *in, struct bt_emu_insn *ei)
+{
+	/* a 16-bit operand size would truncate rip (and pop 2 bytes) */
+	if (in->osize16)
+		return -bte_nosys;
+	ei->target = in->target;
+	switch (in->flow) {
+	case BT_X86_COND:
+		return emu_cond_of(in, ei);
+	case BT_X86_RET:
+		ei->op = BT_EMU_RET;
+		ei->imm = in->imm;
+		return 0;
+	case BT_X86_JUMP:
+		ei->op = BT_EMU_JMP;
+		return 0;
+	case BT_X86_CALL:
+		ei->op = BT_EMU_CALL;
+		return 0;
+	case BT_X86_IJUMP:
+		ei->op = BT_EMU_JMP_RM;
+		return emu_decode_rm(in, ei);
+	case BT_X86_ICALL:
+		ei->op = BT_EMU_CALL_RM;
+		return emu_decode_rm(in, ei);
+	default:
+		return -bte_nosys;
+	}
 }
 
 int bt_emu_decode(struct bt_emu *emu, const uint8_t *code, size_t len,
 		  uint64_t addr, struct bt_emu_insn *ei)
 {
-	const uint8_t *p = code;
-	uint64_t a = addr;
-	size_t n = len;
+	struct bt_x86_insn in;
 	int ret;
 
 	memset(ei, 0, sizeof(*ei));
 	if (!emu || !code)
 		return -bte_invalid;
-	if (!cs_disasm_iter(emu->cs, &p, &n, &a, emu->insn))
+	if (bt_x86_decode(code, len, addr, &in) < 0)
 		return -bte_decode;
 	ei->addr = addr;
-	ei->len = (uint8_t)emu->insn->size;
-	ret = emu_classify(emu->insn, ei);
+	ei->len = in.len;
+	ret = emu_classify(&in, ei);
 	if (ret < 0)
 		ei->op = BT_EMU_NONE;
 	return ret;

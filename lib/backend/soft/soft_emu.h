@@ -62,7 +62,10 @@ struct bt_emu_insn {
 
 struct bt_emu;
 
-/* A capstone handle with details on for bt_emu_decode; free accepts NULL. */
+/*
+ * A handle for bt_emu_decode, which decodes with x86/decode.h (Zydis).
+ * Returns 0 or -bte_nomem; free accepts NULL.
+ */
 int bt_emu_alloc(struct bt_emu **emu);
 void bt_emu_free(struct bt_emu *emu);
 

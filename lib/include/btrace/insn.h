@@ -6,9 +6,12 @@
 #include <stdint.h>
 
 /*
- * x86-64 instruction classification for branch tracing, on top of capstone.
- * Shared by the software backend (what did this step do?) and the decoders
- * (what kind of branch is at this BTS "from"?).
+ * x86-64 instruction classification for branch tracing, and the text of
+ * an instruction for users.  Shared by the software backend (what did
+ * this step do?) and the decoders (what kind of branch is at this BTS
+ * "from"?).  Classification decodes with Zydis (the library's one
+ * instruction layer, which knows every instruction glibc uses); the text
+ * is capstone's.
  */
 
 #define BT_INSN_MAX_LEN 15
@@ -46,9 +49,9 @@ struct bt_insn {
 struct bt_disasm;
 
 /*
- * Allocate a capstone handle with details on into *@dis; free it with
- * bt_disasm_free(), which accepts NULL.  A handle serves one thread at a
- * time.
+ * A disassembler handle (capstone, for bt_insn_format) into *@dis; free it
+ * with bt_disasm_free(), which accepts NULL.  A handle serves one thread at
+ * a time.
  * Returns 0; -bte_invalid if @dis is NULL; -bte_nomem; -bte_internal if
  * capstone cannot open a handle.
  */

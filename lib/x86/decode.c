@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The instruction layer on top of Zydis.  See x86/decode.h.
+ */
+#include <string.h>
+#include <Zydis/Zydis.h>
+
+#include "btrace/error.h"
+#include "internal.h"
+#include "x86/decode.h"
+
+/*
+ * Instructions that cannot run anywhere but where they are, whatever
+ * their category says: traps, far and privileged returns, transactions
+ * (an abort goes back to xbegin's fallback), and the gs base's own, which
+ * the recorder uses for its control block.
+ */
+static int is_trap(ZydisMnemonic m)
+{
+	switch (m) {
+	case ZYDIS_MNEMONIC_RDGSBASE: case ZYDIS_MNEMONIC_WRGSBASE:
+	case ZYDIS_MNEMONIC_SWAPGS: case ZYDIS_MNEMONIC_SYSENTER:
+	case ZYDIS_MNEMONIC_SYSEXIT: case ZYDIS_MNEMONIC_SYSRET:
+	case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INT3:
+	case ZYDIS_MNEMONIC_INTO: case ZYDIS_MNEMONIC_INT1:
+	case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD:
+	case ZYDIS_MNEMONIC_IRETQ: case ZYDIS_MNEMONIC_UD0:
+	case ZYDIS_MNEMONIC_UD1: case ZYDIS_MNEMONIC_UD2:
+	case ZYDIS_MNEMONIC_HLT: case ZYDIS_MNEMONIC_XBEGIN:
+	case ZYDIS_MNEMONIC_XABORT: case ZYDIS_MNEMONIC_ENCLU:
+	case ZYDIS_MNEMONIC_UIRET:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int trap_of(ZydisMnemonic m)
+{
+	switch (m) {
+	case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INTO:
+	case ZYDIS_MNEMONIC_SYSENTER:
+		return BT_X86_TRAP_SYSTEM;
+	case ZYDIS_MNEMONIC_INT3:
+		return BT_X86_TRAP_INT3;
+	case ZYDIS_MNEMONIC_RDGSBASE: case ZYDIS_MNEMONIC_WRGSBASE:
+	case ZYDIS_MNEMONIC_SWAPGS: case ZYDIS_MNEMONIC_XBEGIN:
+	case ZYDIS_MNEMONIC_XABORT: case ZYDIS_MNEMONIC_UD0:
+	case ZYDIS_MNEMONIC_UD1: case ZYDIS_MNEMONIC_ENCLU:
+		return BT_X86_TRAP_OTHER;
+	default:
+		return BT_X86_TRAP_FAR;
+	}
+}
+
+/* A near branch's flow by its category; direct: an immediate target. */
+static int branch_flow(const ZydisDecodedInstruction *z, int direct)
+{
+	if (z->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ||
+	    z->operand_width == 16)
+		return BT_X86_TRAP;
+	switch (z->meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+		return direct ? BT_X86_COND : BT_X86_TRAP;
+	case ZYDIS_CATEGORY_RET:
+		return BT_X86_RET;
+	case ZYDIS_CATEGORY_CALL:
+		return direct ? BT_X86_CALL : BT_X86_ICALL;
+	default:
+		return direct ? BT_X86_JUMP : BT_X86_IJUMP;
+	}
+}
+
+static int flow_of(const ZydisDecodedInstruction *z,
+		   const ZydisDecodedOperand *ops)
+{
+	int direct;
+
+	if (z->mnemonic == ZYDIS_MNEMONIC_SYSCALL)
+		return BT_X86_SYSCALL;
+	if (is_trap(z->mnemonic))
+		return BT_X86_TRAP;
+	switch (z->meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_CALL:
+	case ZYDIS_CATEGORY_RET:
+		/* IS_RELATIVE would also mean rip-relative: ask the type */
+		direct = z->operand_count_visible > 0 &&
+			 ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
+		return branch_flow(z, direct);
+	case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_INTERRUPT:
+		return BT_X86_TRAP;
+	default:
+		return BT_X86_SEQ;
+	}
+}
+
+static int cond_of(const ZydisDecodedInstruction *z)
+{
+	switch (z->mnemonic) {
+	case ZYDIS_MNEMONIC_LOOP: return BT_X86_CC_LOOP;
+	case ZYDIS_MNEMONIC_LOOPE: return BT_X86_CC_LOOPE;
+	case ZYDIS_MNEMONIC_LOOPNE: return BT_X86_CC_LOOPNE;
+	case ZYDIS_MNEMONIC_JCXZ: case ZYDIS_MNEMONIC_JECXZ:
+	case ZYDIS_MNEMONIC_JRCXZ: return BT_X86_CC_RCXZ;
+	default: return z->opcode & 0x0f;	/* 7x, 0f 8x: tttn */
+	}
+}
+
+/* Zydis register -> enum bt_x86_reg; *r32 set for eax..r15d, eip. */
+static uint8_t reg_of(ZydisRegister reg, uint8_t *r32)
+{
+	ZydisRegisterClass c = ZydisRegisterGetClass(reg);
+
+	*r32 = 0;
+	if (reg == ZYDIS_REGISTER_NONE)
+		return BT_X86_R_NONE;
+	if (reg == ZYDIS_REGISTER_RIP || reg == ZYDIS_REGISTER_EIP) {
+		*r32 = reg == ZYDIS_REGISTER_EIP;
+		return BT_X86_R_RIP;
+	}
+	if (c != ZYDIS_REGCLASS_GPR64 && c != ZYDIS_REGCLASS_GPR32)
+		return BT_X86_R_OTHER;
+	*r32 = c == ZYDIS_REGCLASS_GPR32;
+	return (uint8_t)(BT_X86_R_RAX + ZydisRegisterGetId(reg));
+}
+
+static uint8_t seg_of(ZydisRegister seg)
+{
+	if (seg == ZYDIS_REGISTER_FS)
+		return 'f';
+	if (seg == ZYDIS_REGISTER_GS)
+		return 'g';
+	return 0;	/* cs, ds, es, ss: base 0 in 64-bit mode */
+}
+
+static void rm_of(const ZydisDecodedOperand *op, struct bt_x86_rm *rm)
+{
+	uint8_t r32;
+
+	rm->size = (uint8_t)(op->size / 8);
+	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+		rm->base = reg_of(op->reg.value, &rm->base32);
+		return;
+	}
+	if (op->type != ZYDIS_OPERAND_TYPE_MEMORY) {
+		rm->base = BT_X86_R_OTHER;	/* a far pointer */
+		return;
+	}
+	rm->mem = 1;
+	rm->base = reg_of(op->mem.base, &rm->base32);
+	rm->index = reg_of(op->mem.index, &r32);
+	rm->scale = op->mem.scale ? op->mem.scale : 1;
+	rm->seg = seg_of(op->mem.segment);
+	rm->disp = op->mem.disp.has_displacement ? op->mem.disp.value : 0;
+}
+
+/* The rip-relative operand, if any: where its disp32 is, what it means. */
+static void rip_of(const ZydisDecodedInstruction *z,
+		   const ZydisDecodedOperand *ops, struct bt_x86_insn *in)
+{
+	uint8_t i;
+
+	for (i = 0; i < z->operand_count; i++) {
+		if (ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+		    ops[i].mem.base != ZYDIS_REGISTER_RIP)
+			continue;
+		/* 64-bit mode has no other form; 0 keeps it from moving */
+		if (z->raw.disp.size != 32)
+			return;
+		in->rip_off = z->raw.disp.offset;
+		in->rip_target = in->addr + z->length +
+				 (uint64_t)z->raw.disp.value;
+		return;
+	}
+}
+
+static void branch_of(const ZydisDecodedInstruction *z,
+		      const ZydisDecodedOperand *ops, struct bt_x86_insn *in)
+{
+	switch (in->flow) {
+	case BT_X86_COND:
+		in->cond = (uint8_t)cond_of(z);
+		/* fall through */
+	case BT_X86_JUMP:
+	case BT_X86_CALL:
+		ZydisCalcAbsoluteAddress(z, &ops[0], in->addr, &in->target);
+		break;
+	case BT_X86_RET:
+		if (z->operand_count_visible &&
+		    ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+			in->imm = (uint16_t)ops[0].imm.value.u;
+		break;
+	case BT_X86_IJUMP:
+	case BT_X86_ICALL:
+		rm_of(&ops[0], &in->rm);
+		break;
+	}
+}
+
+int bt_x86_decode(const uint8_t *code, size_t len, uint64_t addr,
+		  struct bt_x86_insn *in)
+{
+	ZydisDecoder dec;
+	ZydisDecodedInstruction z;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	if (!code || !in)
+		return -bte_invalid;
+	memset(in, 0, sizeof(*in));
+	in->addr = addr;
+	/* cheap (a few stores): no decoder state to keep or share */
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
+					   ZYDIS_STACK_WIDTH_64)))
+		return bt_fail(bte_internal, 0, "ZydisDecoderInit");
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &z, ops)))
+		return -bte_decode;
+	in->len = z.length;
+	in->flow = (uint8_t)flow_of(&z, ops);
+	in->modrm_off = z.raw.modrm.offset;
+	in->addr32 = z.address_width == 32;
+	in->osize16 = !!(z.attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE);
+	in->gs = !!(z.attributes & ZYDIS_ATTRIB_HAS_SEGMENT_GS);
+	if (in->flow == BT_X86_TRAP)
+		in->trap = (uint8_t)trap_of(z.mnemonic);
+	/* set only where the prefix repeats: string instructions */
+	in->rep = !!(z.attributes & (ZYDIS_ATTRIB_HAS_REP |
+				     ZYDIS_ATTRIB_HAS_REPE |
+				     ZYDIS_ATTRIB_HAS_REPNE));
+	in->late_trap = z.mnemonic == ZYDIS_MNEMONIC_CPUID;
+	rip_of(&z, ops, in);
+	branch_of(&z, ops, in);
+	return 0;
+}
