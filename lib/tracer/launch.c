@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -118,6 +119,37 @@ static void launch_abort(pid_t pid)
 }
 
 /* Seize @pid, let it exec, and wait for it at its first instruction. */
+/*
+ * Stopped @pid at its exec event is still inside execve: a first single
+ * step would only finish the system call (its syscall-exit trap, with
+ * nothing run), so GDB's first stepi would not move.  Finish it here: the
+ * program is first seen at its first instruction with execve's return
+ * value in rax, as gdbserver shows a program it starts.  A signal that
+ * stops it meanwhile is sent again, to be judged at its next stop.
+ */
+static int launch_leave_exec(struct bt_target *t, pid_t pid)
+{
+	int status, sig = 0;
+
+	for (;;) {
+		if (ptrace(PTRACE_SINGLESTEP, pid, 0, 0) < 0)
+			return bt_fail(bte_ptrace, errno,
+				       "ptrace(SINGLESTEP, %d)", pid);
+		while (waitpid(pid, &status, __WALL) < 0)
+			if (errno != EINTR)
+				return bt_fail(bte_io, errno, "waitpid(%d)", pid);
+		if (!WIFSTOPPED(status))
+			return bt_fail(bte_exited, 0, "%d died at exec", pid);
+		t->stats.stops++;
+		if (WSTOPSIG(status) == SIGTRAP)
+			break;
+		sig = WSTOPSIG(status);
+	}
+	if (sig)
+		syscall(SYS_tgkill, pid, pid, sig);
+	return 0;
+}
+
 static int launch_parent(struct bt_target *t, pid_t pid, int go, int err)
 {
 	long opts = PTRACE_OPTS | PTRACE_O_EXITKILL;
@@ -148,6 +180,9 @@ static int launch_parent(struct bt_target *t, pid_t pid, int go, int err)
 		ptrace(PTRACE_CONT, pid, 0, 0);
 	}
 	t->stats.stops++;
+	ret = launch_leave_exec(t, pid);
+	if (ret < 0)
+		return ret;
 	ret = bt_thread_add(t, pid, BT_TH_STOPPED, &th);
 	if (ret < 0)
 		return ret;

@@ -5,7 +5,7 @@
 # reported; GDB's
 # `disconnect` and a second `target remote`: the process still stopped
 # and recording, `monitor exit` ends the server (--once: the first
-# disconnect does).
+# disconnect does); the first stepi after launch moves, as from gdbserver.
 . "$TESTDIR/e2e/lib/common.sh"
 . "$TESTDIR/e2e/lib/gdbserver.sh"
 
@@ -99,5 +99,17 @@ gdb_clean "$work/pm.out"
 	{ newest "$work/pm.out"; fail "post-mortem: the newest block is not leaf_store's first instruction"; }
 [ "$(section "$work/pm.out" CALLS | grep -av '^\[remote\]' | tail -n 1 | cut -f 2)" = middle ] ||
 	{ section "$work/pm.out" CALLS; fail "post-mortem: the call history does not end as GDB ends it"; }
+no_leftovers "$LEAF"
+
+# The first stepi from the program's first instruction executes it (the
+# launch leaves execve before GDB sees the process), and rax is execve's 0.
+gsgdb "$work/stepi.out" "$LEAF" -ex 'p/x $pc' -ex stepi -ex 'p/x $pc' \
+	-ex 'p $rax' -ex kill
+gdb_clean "$work/stepi.out"
+pc1=$(sed -n 's/^\$1 = \(0x[0-9a-f]*\)$/\1/p' "$work/stepi.out")
+pc2=$(sed -n 's/^\$2 = \(0x[0-9a-f]*\)$/\1/p' "$work/stepi.out")
+[ -n "$pc1" ] && [ -n "$pc2" ] && [ "$pc1" != "$pc2" ] ||
+	{ cat "$work/stepi.out"; fail "the first stepi did not move ($pc1, $pc2)"; }
+expect "$work/stepi.out" '^\$3 = 0$' "rax at the first instruction is not execve's 0"
 no_leftovers "$LEAF"
 echo ok
