@@ -27,7 +27,7 @@
 #include "backend/soft/soft_displace.h"
 #include "backend/soft/soft_emu.h"
 #include "backend/soft/soft_fast.h"
-#include "rec/rec.h"
+#include "rec/recorder.h"
 #include "tracer/tracer.h"
 
 #define CHAIN_MAX 64
@@ -151,7 +151,7 @@ struct fast {
 	int lifted_all;		/* every int3 out while a vfork child runs */
 	uint64_t loader_hook;	/* _dl_debug_state, while a trigger waits */
 	struct fast_thread scratch;	/* chains built for entries */
-	struct bt_rec *rec;	/* BT_SOFT_RECORD: the recorder (rec.h) */
+	struct bt_recorder *rec;	/* BT_SOFT_RECORD: the recorder (rec.h) */
 };
 
 static struct fast *fast_of(struct bt_target *t)
@@ -1522,7 +1522,7 @@ static void fast_exec(struct bt_target *t, struct fast *f)
 
 	bp_remove_range(f, 0, ~0ull, 0);
 	bt_block_clear(f->blocks);
-	bt_rec_reset(f->rec);
+	bt_recorder_reset(f->rec);
 	bt_displace_reset(f->dsp);
 	free(f->gone);
 	f->gone = NULL;
@@ -1705,7 +1705,7 @@ static void rec_maps_changed(struct bt_target *t)
 	fast_of(t)->maps_stale = 1;
 }
 
-static const struct bt_rec_host rec_host = {
+static const struct bt_recorder_host rec_host = {
 	.translatable = rec_translatable,
 	.stop_at = rec_stop_at,
 	.stops_version = rec_stops_version,
@@ -1740,7 +1740,7 @@ static int rec_resume(struct bt_target *t, struct bt_thread *th,
 		return step(th, FT_STEP, regs, 0);
 	}
 	if (rec_translatable(t, regs->rip)) {
-		ret = bt_rec_enter(f->rec, th, regs);
+		ret = bt_recorder_enter(f->rec, th, regs);
 		if (ret < 0)
 			return ret;
 		if (ret == 1) {
@@ -1757,10 +1757,10 @@ static int rec_trap(struct bt_target *t, struct bt_thread *th,
 {
 	struct fast_thread *ft = th->bk;
 
-	switch (bt_rec_trap(fast_of(t)->rec, th, si)) {
-	case BT_REC_NOT_OURS:
+	switch (bt_recorder_trap(fast_of(t)->rec, th, si)) {
+	case BT_RECORDER_NOT_OURS:
 		return 0;	/* fast_signalled() takes it out first */
-	case BT_REC_LEFT_STEP:
+	case BT_RECORDER_LEFT_STEP:
 		ft->rec_step = 1;
 		return 1;
 	default:
@@ -1776,7 +1776,7 @@ static void rec_leave_all(struct bt_target *t)
 
 	if (f && f->rec)
 		for (i = 0; i < t->nthreads; i++)
-			bt_rec_leave(f->rec, t->threads[i]);
+			bt_recorder_leave(f->rec, t->threads[i]);
 }
 
 static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
@@ -1795,10 +1795,10 @@ static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
 		return ret;
 	if (ft->foreign)
 		return step(th, sig ? FT_SIGSTEP : FT_STEP, &regs, sig);
-	if (f->rec && bt_rec_in(f->rec, th)) {
+	if (f->rec && bt_recorder_in(f->rec, th)) {
 		if (!sig)
 			return do_ptrace(PTRACE_CONT, th, 0);
-		bt_rec_leave(f->rec, th);
+		bt_recorder_leave(f->rec, th);
 		ret = bt_thread_regs(th, &regs);
 		if (ret < 0)
 			return ret;
@@ -1915,7 +1915,7 @@ static int fast_trap(struct bt_target *t, struct bt_thread *th,
 	 */
 	if (bt_thread_regs(th, &regs) < 0)
 		return 1;
-	if (f->rec && bt_rec_in(f->rec, th))
+	if (f->rec && bt_recorder_in(f->rec, th))
 		return rec_trap(t, th, si);
 	if (f->rec && ft->state == FT_STEP && si->si_code == SI_KERNEL &&
 	    regs.rip - 1 == ft->pre.rip && !rec_stop_at(t, ft->pre.rip)) {
@@ -2075,7 +2075,7 @@ static void fast_free(struct fast *f)
 
 	if (!f)
 		return;
-	bt_rec_free(f->rec);
+	bt_recorder_free(f->rec);
 	for (i = 0; i < f->nbp_bucket; i++) {
 		struct fast_bp *b = f->bp[i], *n;
 
@@ -2182,7 +2182,7 @@ static int fast_init(struct bt_target *t)
 	/* the recorder does not run untraced code natively: fast mode there */
 	if (!ret && o->soft_mode == BT_SOFT_RECORD && !f->filtered &&
 	    !o->from_sym)
-		ret = bt_rec_alloc(&f->rec, t, &rec_host);
+		ret = bt_recorder_alloc(&f->rec, t, &rec_host);
 	if (ret < 0) {
 		t->bk = NULL;
 		fast_free(f);
@@ -2263,7 +2263,7 @@ static void fast_thread_end(struct bt_target *t, struct bt_thread *th)
 	struct fast *f = fast_of(t);
 
 	if (f && f->rec)
-		bt_rec_thread_end(f->rec, th);
+		bt_recorder_thread_end(f->rec, th);
 	if (th->bk)
 		bp_unlift(t, th);	/* gone in the middle of a step-over */
 	free(th->bk);
@@ -2284,10 +2284,10 @@ static int fast_signalled(struct bt_target *t, struct bt_thread *th)
 
 	if (!f)
 		return 0;
-	if (f->rec && bt_rec_in(f->rec, th)) {
-		if (bt_rec_fault(f->rec, th, &th->si))
+	if (f->rec && bt_recorder_in(f->rec, th)) {
+		if (bt_recorder_fault(f->rec, th, &th->si))
 			return 1;
-		bt_rec_leave(f->rec, th);
+		bt_recorder_leave(f->rec, th);
 	}
 	thread_unslot_stopped(t, th);
 	return 0;
@@ -2300,7 +2300,7 @@ static void fast_sync(struct bt_target *t, struct bt_thread *th)
 	uint64_t pc;
 
 	if (fast_of(t) && fast_of(t)->rec)
-		bt_rec_leave(fast_of(t)->rec, th);
+		bt_recorder_leave(fast_of(t)->rec, th);
 	thread_unslot_stopped(t, th);
 	if (ft && ft->state != FT_NATIVE && th->state == BT_TH_STOPPED &&
 	    bt_thread_pc(th, &pc) == 0)
@@ -2372,7 +2372,7 @@ static void fast_write(struct bt_target *t, uint64_t addr, uint8_t *buf,
 	}
 	bt_block_invalidate(f->blocks, addr, addr + len);
 	if (f->rec)
-		bt_rec_invalidate(f->rec, addr, addr + len);
+		bt_recorder_invalidate(f->rec, addr, addr + len);
 }
 
 #define FAST_OPS							\
