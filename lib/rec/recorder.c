@@ -66,6 +66,16 @@ int bt_recorder_in(const struct bt_recorder *r, const struct bt_thread *th)
 	return rt && rt->in;
 }
 
+int bt_recorder_left_step(struct bt_recorder *r, struct bt_thread *th)
+{
+	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
+	int left = rt && rt->left_step;
+
+	if (rt)
+		rt->left_step = 0;
+	return left;
+}
+
 uint64_t bt_recorder_blocks(const struct bt_recorder *r)
 {
 	return r ? r->translated : 0;

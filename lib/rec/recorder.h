@@ -102,6 +102,13 @@ enum bt_recorder_verdict {
 int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
 		     const siginfo_t *si);
 
+/*
+ * Did @th leave at an instruction it must step before it enters again
+ * (bt_recorder_trap() said BT_RECORDER_LEFT_STEP, and no step was made
+ * since)?  Asking forgets it.
+ */
+int bt_recorder_left_step(struct bt_recorder *r, struct bt_thread *th);
+
 /* @th, in, stopped with another signal: its ring's guard page?  0 or 1. */
 int bt_recorder_fault(struct bt_recorder *r, struct bt_thread *th,
 		      const siginfo_t *si);

@@ -54,6 +54,7 @@ struct rthread {
 	uint64_t wpc;			/* where decoding stands, 0: unknown */
 	uint64_t whi;			/* its high half of targets, ~0: none */
 	uint64_t gone_start, gone_end;	/* code its last syscall may take away */
+	int left_step;			/* it left to step the instruction */
 };
 
 struct code_page {

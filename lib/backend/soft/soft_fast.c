@@ -26,8 +26,7 @@
 #include "backend/soft/soft_block.h"
 #include "backend/soft/soft_displace.h"
 #include "backend/soft/soft_emu.h"
-#include "backend/soft/soft_fast.h"
-#include "rec/recorder.h"
+#include "backend/soft/fast.h"
 #include "tracer/tracer.h"
 
 #define CHAIN_MAX 64
@@ -105,7 +104,6 @@ struct fast_thread {
 	int need_step;		/* trap left it at an int3 to step over */
 	int back_native;	/* that step is not traced: FT_NATIVE after */
 	int foreign;		/* a followed fork child: another memory */
-	int rec_step;		/* left the translation: step the next one */
 	struct user_regs_struct pre;	/* registers before a step */
 	uint64_t lifted;	/* FT_STEPOVER: the int3 put back after */
 	uint64_t stop;		/* where the chain ends (its int3), or 0 */
@@ -151,12 +149,22 @@ struct fast {
 	int lifted_all;		/* every int3 out while a vfork child runs */
 	uint64_t loader_hook;	/* _dl_debug_state, while a trigger waits */
 	struct fast_thread scratch;	/* chains built for entries */
-	struct bt_recorder *rec;	/* BT_SOFT_RECORD: the recorder (rec.h) */
+	void *above;		/* a backend built on this one (fast.h) */
 };
 
 static struct fast *fast_of(struct bt_target *t)
 {
 	return t->bk;
+}
+
+void *bt_fast_above(struct bt_target *t)
+{
+	return fast_of(t) ? fast_of(t)->above : NULL;
+}
+
+void bt_fast_set_above(struct bt_target *t, void *above)
+{
+	fast_of(t)->above = above;
 }
 
 static int ft_foreign(const struct bt_thread *th)
@@ -181,6 +189,16 @@ static struct fast_bp *bp_find(const struct fast *f, uint64_t addr)
 		if (b->addr == addr)
 			return b;
 	return NULL;
+}
+
+int bt_fast_has_int3(struct bt_target *t, uint64_t addr)
+{
+	return bp_find(fast_of(t), addr) != NULL;
+}
+
+size_t bt_fast_int3_count(struct bt_target *t)
+{
+	return fast_of(t)->nbp;
 }
 
 static int mem_open(struct bt_target *t, struct fast *f)
@@ -517,6 +535,16 @@ static int addr_traced(struct bt_target *t, uint64_t addr)
 	return !r || r->traced;
 }
 
+int bt_fast_code_stable(struct bt_target *t, uint64_t addr)
+{
+	return fast_of(t)->armed && addr_fast(t, addr) && addr_traced(t, addr);
+}
+
+void bt_fast_maps_changed(struct bt_target *t)
+{
+	fast_of(t)->maps_stale = 1;
+}
+
 /* ---- recording ------------------------------------------------------ */
 
 /* @n more instructions ran (traced) in @th since its last branch. */
@@ -528,8 +556,8 @@ static void acc_add(struct bt_target *t, struct bt_thread *th, uint32_t n)
 	t->stats.instructions += n;
 }
 
-static void rec(struct bt_target *t, struct bt_thread *th, uint64_t from,
-		uint64_t to, int kind, int flags)
+static void branch_append(struct bt_target *t, struct bt_thread *th,
+			  uint64_t from, uint64_t to, int kind, int flags)
 {
 	struct fast_thread *ft = th->bk;
 
@@ -537,13 +565,31 @@ static void rec(struct bt_target *t, struct bt_thread *th, uint64_t from,
 	ft->acc = 0;
 }
 
-static void rec_gap(struct bt_target *t, struct bt_thread *th, uint64_t from,
-		    uint64_t to, int reason)
+static void gap_append(struct bt_target *t, struct bt_thread *th,
+		       uint64_t from, uint64_t to, int reason)
 {
 	struct fast_thread *ft = th->bk;
 
 	bt_thread_gap(th, from, to, reason);
 	ft->acc = 0;
+}
+
+void bt_fast_history_insns(struct bt_target *t, struct bt_thread *th,
+			   uint32_t n)
+{
+	acc_add(t, th, n);
+}
+
+void bt_fast_history_branch(struct bt_target *t, struct bt_thread *th,
+			    uint64_t from, uint64_t to, int kind, int flags)
+{
+	branch_append(t, th, from, to, kind, flags);
+}
+
+void bt_fast_history_gap(struct bt_target *t, struct bt_thread *th,
+			 uint64_t from, uint64_t to, int reason)
+{
+	gap_append(t, th, from, to, reason);
 }
 
 /* Instructions of @l executed before @pc. */
@@ -567,10 +613,10 @@ static void link_pass(struct bt_target *t, struct bt_thread *th,
 	if (to->start == l->next)
 		return;		/* going on at the next one is no branch */
 	if (to->taken)
-		rec(t, th, l->end, to->start, BT_BR_COND, 0);
+		branch_append(t, th, l->end, to->start, BT_BR_COND, 0);
 	else if (l->how == BT_BLOCK_BRANCH && (l->term_class == BT_INSN_JUMP ||
 					       l->term_class == BT_INSN_CALL))
-		rec(t, th, l->end, to->start,
+		branch_append(t, th, l->end, to->start,
 		    bt_insn_branch_kind(l->term_class), 0);
 	/* else fell through: a conditional not taken, a syscall, a cut */
 }
@@ -597,7 +643,7 @@ static void exit_commit(struct bt_target *t, struct bt_thread *th,
 	chain_pass(t, th, e->link);
 	acc_add(t, th, l->ninsn);
 	if (e->taken)
-		rec(t, th, l->end, e->target, BT_BR_COND, 0);
+		branch_append(t, th, l->end, e->target, BT_BR_COND, 0);
 }
 
 /*
@@ -642,7 +688,7 @@ static void chain_commit(struct bt_target *t, struct bt_thread *th,
 		full = 1;
 	}
 	if (at < 0) {
-		rec_gap(t, th, ft->chain[0].start, pc, BT_GAP_DECODE);
+		gap_append(t, th, ft->chain[0].start, pc, BT_GAP_DECODE);
 		return;
 	}
 	chain_pass(t, th, at);
@@ -1223,11 +1269,11 @@ static void native_leave(struct bt_target *t, struct bt_thread *th,
 	f->armed = 1;
 	ft->state = FT_RUN;
 	if (!entry) {
-		rec_gap(t, th, ft->left_to, stop, reason);
+		gap_append(t, th, ft->left_to, stop, reason);
 		ft->nchain = 0;
 		return;
 	}
-	rec_gap(t, th, ft->left_to, entry, reason);
+	gap_append(t, th, ft->left_to, entry, reason);
 	f->no_taken_sides = 1;
 	if (chain_build(t, th, entry) < 0)
 		ft->nchain = 0;
@@ -1258,7 +1304,7 @@ static void branch_taken(struct bt_target *t, struct bt_thread *th,
 	struct fast_thread *ft = th->bk;
 	uint64_t ret = 0;
 
-	rec(t, th, from, to, bt_insn_branch_kind(iclass), 0);
+	branch_append(t, th, from, to, bt_insn_branch_kind(iclass), 0);
 	if (addr_traced(t, to))
 		return;
 	/*
@@ -1416,7 +1462,7 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 		uint64_t restorer = 0;
 
 		/* the handler's frame returns through the restorer */
-		rec(t, th, pre->rip, post->rip, BT_BR_INTR, 0);
+		branch_append(t, th, pre->rip, post->rip, BT_BR_INTR, 0);
 		if (fast_read(t, post->rsp, &restorer, 8) == 0 &&
 		    !is_restorer(f, restorer) &&
 		    f->nrestorers < BT_ARRAY_SIZE(f->restorers)) {
@@ -1436,9 +1482,9 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 	if (post->rip == in.addr + in.len)
 		return;		/* fell through (a jump to the next one too) */
 	if (in.iclass == BT_INSN_OTHER || in.iclass == BT_INSN_INT3)
-		rec(t, th, in.addr, post->rip, BT_BR_INTR, 0);
+		branch_append(t, th, in.addr, post->rip, BT_BR_INTR, 0);
 	else if (in.iclass == BT_INSN_SYSCALL)
-		rec(t, th, in.addr, post->rip, BT_BR_SYSRET,
+		branch_append(t, th, in.addr, post->rip, BT_BR_SYSRET,
 		    pre->rax == SYS_rt_sigreturn ||
 		    post->orig_rax == SYS_rt_sigreturn ? BT_BRF_SIGRETURN : 0);
 	else
@@ -1522,7 +1568,6 @@ static void fast_exec(struct bt_target *t, struct fast *f)
 
 	bp_remove_range(f, 0, ~0ull, 0);
 	bt_block_clear(f->blocks);
-	bt_recorder_reset(f->rec);
 	bt_displace_reset(f->dsp);
 	free(f->gone);
 	f->gone = NULL;
@@ -1655,198 +1700,142 @@ static int slot_restart(struct bt_target *t, struct bt_thread *th,
 	return ret;
 }
 
-/* ---- the recorder (rec.h) ------------------------------------------- */
+/* ---- resuming ------------------------------------------------------ */
 
-static int rec_translatable(struct bt_target *t, uint64_t addr)
-{
-	return fast_of(t)->armed && addr_fast(t, addr) && addr_traced(t, addr);
-}
-
-static int rec_stop_at(struct bt_target *t, uint64_t addr)
-{
-	size_t i;
-
-	for (i = 0; i < t->nbreaks; i++)
-		if (t->breaks[i].number && t->breaks[i].addr == addr)
-			return 1;
-	return bp_find(fast_of(t), addr) != NULL;
-}
-
-static uint64_t rec_stops_version(struct bt_target *t)
-{
-	uint64_t v = fast_of(t)->nbp * 0x9e3779b97f4a7c15ull;
-	size_t i;
-
-	for (i = 0; i < t->nbreaks; i++)
-		if (t->breaks[i].number)
-			v = v * 31 + t->breaks[i].addr;
-	return v;
-}
-
-static void rec_insns(struct bt_target *t, struct bt_thread *th, uint32_t n)
-{
-	acc_add(t, th, n);
-}
-
-static void rec_branch(struct bt_target *t, struct bt_thread *th,
-		       uint64_t from, uint64_t to, int kind)
-{
-	rec(t, th, from, to, kind, 0);
-}
-
-static void rec_lost(struct bt_target *t, struct bt_thread *th, uint64_t to,
-		     int reason)
-{
-	rec_gap(t, th, 0, to, reason);
-}
-
-static void rec_maps_changed(struct bt_target *t)
-{
-	fast_of(t)->maps_stale = 1;
-}
-
-static const struct bt_recorder_host rec_host = {
-	.translatable = rec_translatable,
-	.stop_at = rec_stop_at,
-	.stops_version = rec_stops_version,
-	.read = fast_read,
-	.insns = rec_insns,
-	.branch = rec_branch,
-	.gap = rec_lost,
-	.maps_changed = rec_maps_changed,
-};
-
-/*
- * Resume @th at an original pc in record mode: into its translation, or
- * one step where it cannot go (and after it left one).  Never an int3 in
- * the program's code.
- */
-static int rec_resume(struct bt_target *t, struct bt_thread *th,
-		      struct user_regs_struct *regs)
+int bt_fast_resume_begin(struct bt_target *t, struct bt_thread *th, int sig,
+			 struct user_regs_struct *regs)
 {
 	struct fast_thread *ft = th->bk;
-	struct fast *f = fast_of(t);
-	int ret;
-
-	/*
-	 * A step outstanding when an event stopped the thread (clone, fork
-	 * inside the stepped syscall) is issued again: its trap is the one
-	 * that tells what the instruction did.
-	 */
-	if (ft->state == FT_STEP && th->why == BT_TS_EVENT)
-		return do_ptrace(PTRACE_SINGLESTEP, th, 0);
-	if (ft->rec_step) {
-		ft->rec_step = 0;
-		return step(th, FT_STEP, regs, 0);
-	}
-	if (rec_translatable(t, regs->rip)) {
-		ret = bt_recorder_enter(f->rec, th, regs);
-		if (ret < 0)
-			return ret;
-		if (ret == 1) {
-			ft->state = FT_RUN;
-			return do_ptrace(PTRACE_CONT, th, 0);
-		}
-	}
-	return step(th, FT_STEP, regs, 0);
-}
-
-/* @th in the translation stopped with SIGTRAP: 1 if the recorder's. */
-static int rec_trap(struct bt_target *t, struct bt_thread *th,
-		    const siginfo_t *si)
-{
-	struct fast_thread *ft = th->bk;
-
-	switch (bt_recorder_trap(fast_of(t)->rec, th, si)) {
-	case BT_RECORDER_NOT_OURS:
-		return 0;	/* fast_signalled() takes it out first */
-	case BT_RECORDER_LEFT_STEP:
-		ft->rec_step = 1;
-		return 1;
-	default:
-		return 1;
-	}
-}
-
-/* Every stopped thread out of the translation (a stop is reported). */
-static void rec_leave_all(struct bt_target *t)
-{
-	struct fast *f = fast_of(t);
-	size_t i;
-
-	if (f && f->rec)
-		for (i = 0; i < t->nthreads; i++)
-			bt_recorder_leave(f->rec, t->threads[i]);
-}
-
-static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
-{
-	struct fast_thread *ft = th->bk;
-	struct fast *f = fast_of(t);
-	struct user_regs_struct regs;
 	int ret;
 
 	ret = fast_setup(t, th);
 	if (ret < 0)
 		return ret;
-
-	ret = bt_thread_regs(th, &regs);
+	ret = bt_thread_regs(th, regs);
 	if (ret < 0)
 		return ret;
 	if (ft->foreign)
-		return step(th, sig ? FT_SIGSTEP : FT_STEP, &regs, sig);
-	if (f->rec && bt_recorder_in(f->rec, th)) {
-		if (!sig)
-			return do_ptrace(PTRACE_CONT, th, 0);
-		bt_recorder_leave(f->rec, th);
-		ret = bt_thread_regs(th, &regs);
-		if (ret < 0)
-			return ret;
-	}
-	if (ft->state == FT_NATIVE && !(ft->need_step && !sig))
-		return do_ptrace(PTRACE_CONT, th, sig);
+		ret = step(th, sig ? FT_SIGSTEP : FT_STEP, regs, sig);
+	else if (ft->state == FT_NATIVE && !(ft->need_step && !sig))
+		ret = do_ptrace(PTRACE_CONT, th, sig);
+	else
+		goto commit;
+	return ret < 0 ? ret : 1;
+commit:
 	ft->back_native = ft->state == FT_NATIVE;
-	thread_unslot(t, th, &regs, 1);
-	chain_commit(t, th, regs.rip);
-	if (sig)
-		return step(th, FT_SIGSTEP, &regs, sig);
-	if (f->rec && !ft->need_step && !ft->back_native)
-		return rec_resume(t, th, &regs);
+	thread_unslot(t, th, regs, 1);
+	chain_commit(t, th, regs->rip);
+	if (!sig)
+		return 0;
+	ret = step(th, FT_SIGSTEP, regs, sig);
+	return ret < 0 ? ret : 1;
+}
+
+int bt_fast_resume_owed(const struct bt_thread *th)
+{
+	const struct fast_thread *ft = th->bk;
+
+	return ft->need_step || ft->back_native;
+}
+
+/* Step @th over the int3 of ours it stopped at, the int3 lifted. */
+static int step_over(struct bt_target *t, struct bt_thread *th,
+		     struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	struct fast_bp *b = bp_find(f, regs->rip);
+
+	ft->need_step = 0;
+	if (b) {
+		mem_poke(f, b->addr, b->orig);
+		ft->lifted = b->addr;
+	}
+	return step(th, FT_STEPOVER, regs, 0);
+}
+
+int bt_fast_resume_run(struct bt_target *t, struct bt_thread *th,
+		       struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	int ret;
+
 	if (!ft->need_step && !ft->back_native) {
-		ret = slot_enter(t, th, &regs);
+		ret = slot_enter(t, th, regs);
 		if (ret)
 			return ret < 0 ? ret : 0;
 	}
-	if (ft->need_step) {
-		struct fast_bp *b = bp_find(f, regs.rip);
-
-		ft->need_step = 0;
-		if (b) {
-			mem_poke(f, b->addr, b->orig);
-			ft->lifted = b->addr;
-		}
-		return step(th, FT_STEPOVER, &regs, 0);
-	}
-	if (!addr_fast(t, regs.rip)) {
-		if (!addr_traced(t, regs.rip)) {
-			native_enter(t, th, regs.rip, 0);
+	if (ft->need_step)
+		return step_over(t, th, regs);
+	if (!addr_fast(t, regs->rip)) {
+		if (!addr_traced(t, regs->rip)) {
+			native_enter(t, th, regs->rip, 0);
 			return do_ptrace(PTRACE_CONT, th, 0);
 		}
-		return step(th, FT_STEP, &regs, 0);
+		return step(th, FT_STEP, regs, 0);
 	}
 	ft->may_restart = th->why == BT_TS_TRAP;
-	ret = chain_build(t, th, regs.rip);
+	ret = chain_build(t, th, regs->rip);
 	ft->may_restart = 0;
 	if (ret == -bte_busy) {
-		ret = slot_restart(t, th, &regs);
+		ret = slot_restart(t, th, regs);
 		if (ret)
 			return ret < 0 ? ret : 0;
-		ret = chain_build(t, th, regs.rip);
+		ret = chain_build(t, th, regs->rip);
 	}
 	if (ret < 0) {
 		ft->nchain = 0;
-		return step(th, FT_STEP, &regs, 0);
+		return step(th, FT_STEP, regs, 0);
 	}
+	ft->state = FT_RUN;
+	return do_ptrace(PTRACE_CONT, th, 0);
+}
+
+static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
+{
+	struct user_regs_struct regs;
+	int ret;
+
+	ret = bt_fast_resume_begin(t, th, sig, &regs);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	return bt_fast_resume_run(t, th, &regs);
+}
+
+int bt_fast_step_insn(struct bt_target *t, struct bt_thread *th,
+		      const struct user_regs_struct *regs)
+{
+	return step(th, FT_STEP, regs, 0);
+}
+
+int bt_fast_stepping(const struct bt_thread *th, uint64_t *from)
+{
+	const struct fast_thread *ft = th->bk;
+
+	if (!ft || ft->state != FT_STEP)
+		return 0;
+	if (from)
+		*from = ft->pre.rip;
+	return 1;
+}
+
+int bt_fast_restep(struct bt_thread *th)
+{
+	return do_ptrace(PTRACE_SINGLESTEP, th, 0);
+}
+
+void bt_fast_step_ran(struct bt_target *t, struct bt_thread *th)
+{
+	struct fast_thread *ft = th->bk;
+
+	acc_add(t, th, 1);
+	ft->state = FT_RUN;
+}
+
+int bt_fast_cont(struct bt_thread *th)
+{
+	struct fast_thread *ft = th->bk;
+
 	ft->state = FT_RUN;
 	return do_ptrace(PTRACE_CONT, th, 0);
 }
@@ -1915,15 +1904,6 @@ static int fast_trap(struct bt_target *t, struct bt_thread *th,
 	 */
 	if (bt_thread_regs(th, &regs) < 0)
 		return 1;
-	if (f->rec && bt_recorder_in(f->rec, th))
-		return rec_trap(t, th, si);
-	if (f->rec && ft->state == FT_STEP && si->si_code == SI_KERNEL &&
-	    regs.rip - 1 == ft->pre.rip && !rec_stop_at(t, ft->pre.rip)) {
-		/* the program's own int3, stepped: it ran */
-		acc_add(t, th, 1);
-		ft->state = FT_RUN;
-		return 0;
-	}
 	if (si->si_code == SI_KERNEL && !ft->foreign) {
 		b = bp_find(f, regs.rip - 1);
 		if (!b && gone_trap(t, th, &regs))
@@ -2075,7 +2055,6 @@ static void fast_free(struct fast *f)
 
 	if (!f)
 		return;
-	bt_recorder_free(f->rec);
 	for (i = 0; i < f->nbp_bucket; i++) {
 		struct fast_bp *b = f->bp[i], *n;
 
@@ -2179,10 +2158,6 @@ static int fast_init(struct bt_target *t)
 		ret = bt_emu_alloc(&f->emu);
 	if (!ret)
 		ret = bt_displace_alloc(&f->dsp);
-	/* the recorder does not run untraced code natively: fast mode there */
-	if (!ret && o->soft_mode == BT_SOFT_RECORD && !f->filtered &&
-	    !o->from_sym)
-		ret = bt_recorder_alloc(&f->rec, t, &rec_host);
 	if (ret < 0) {
 		t->bk = NULL;
 		fast_free(f);
@@ -2198,7 +2173,6 @@ static void fast_stopped(struct bt_target *t)
 {
 	size_t i;
 
-	rec_leave_all(t);
 	for (i = 0; i < t->nthreads; i++) {
 		struct bt_thread *th = t->threads[i];
 		struct fast_thread *ft = th->bk;
@@ -2218,7 +2192,6 @@ static void fast_release(struct bt_target *t)
 
 	if (!f)
 		return;
-	rec_leave_all(t);
 	/* no thread is left in a slot: they stay, but are never run again */
 	for (i = 0; i < t->nthreads; i++)
 		thread_unslot_stopped(t, t->threads[i]);
@@ -2260,10 +2233,6 @@ static int fast_thread_start(struct bt_target *t, struct bt_thread *th)
 
 static void fast_thread_end(struct bt_target *t, struct bt_thread *th)
 {
-	struct fast *f = fast_of(t);
-
-	if (f && f->rec)
-		bt_recorder_thread_end(f->rec, th);
 	if (th->bk)
 		bp_unlift(t, th);	/* gone in the middle of a step-over */
 	free(th->bk);
@@ -2274,33 +2243,23 @@ static void fast_signal(struct bt_target *t, struct bt_thread *th, int sig)
 {
 }
 
-/*
- * A signal stop: judged and shown at the program's own pc.  A fault on a
- * ring's guard page is the recorder's own.
- */
+/* A signal stop: judged and shown at the program's own pc. */
 static int fast_signalled(struct bt_target *t, struct bt_thread *th)
 {
 	struct fast *f = fast_of(t);
 
 	if (!f)
 		return 0;
-	if (f->rec && bt_recorder_in(f->rec, th)) {
-		if (bt_recorder_fault(f->rec, th, &th->si))
-			return 1;
-		bt_recorder_leave(f->rec, th);
-	}
 	thread_unslot_stopped(t, th);
 	return 0;
 }
 
-/* What @th ran, in its ring: its recorder ring decoded, its chain. */
+/* What @th ran, in its ring: its chain up to where it stopped. */
 static void fast_sync(struct bt_target *t, struct bt_thread *th)
 {
 	struct fast_thread *ft = th->bk;
 	uint64_t pc;
 
-	if (fast_of(t) && fast_of(t)->rec)
-		bt_recorder_leave(fast_of(t)->rec, th);
 	thread_unslot_stopped(t, th);
 	if (ft && ft->state != FT_NATIVE && th->state == BT_TH_STOPPED &&
 	    bt_thread_pc(th, &pc) == 0)
@@ -2342,7 +2301,7 @@ static void fast_moved(struct bt_target *t, struct bt_thread *th,
 	ft->nchain = 0;
 	ft->need_step = 0;
 	if (ft->state != FT_NATIVE)
-		rec_gap(t, th, from, to, BT_GAP_MOVED);
+		gap_append(t, th, from, to, BT_GAP_MOVED);
 }
 
 /*
@@ -2371,39 +2330,28 @@ static void fast_write(struct bt_target *t, uint64_t addr, uint8_t *buf,
 		}
 	}
 	bt_block_invalidate(f->blocks, addr, addr + len);
-	if (f->rec)
-		bt_recorder_invalidate(f->rec, addr, addr + len);
 }
 
-#define FAST_OPS							\
-	.name = "soft",							\
-	.id = BT_BACKEND_SOFT,						\
-	.probe = fast_probe,						\
-	.init = fast_init,						\
-	.fini = fast_fini,						\
-	.thread_start = fast_thread_start,				\
-	.thread_end = fast_thread_end,					\
-	.resume = fast_resume,						\
-	.step = fast_step,						\
-	.trap = fast_trap,						\
-	.fork = fast_fork,						\
-	.release = fast_release,					\
-	.stopped = fast_stopped,					\
-	.hide = fast_hide,						\
-	.signal = fast_signal,						\
-	.signalled = fast_signalled,					\
-	.capture = fast_capture,					\
-	.sync = fast_sync,						\
-	.moved = fast_moved,						\
-	.write = fast_write
-
-const struct bt_backend_ops bt_backend_soft_record = {
-	FAST_OPS,
-	.soft_mode = BT_SOFT_RECORD,
-	.ring_scale = 8,	/* 32 bytes a branch here, 3.6 there on average */
-};
-
 const struct bt_backend_ops bt_backend_soft_fast = {
-	FAST_OPS,
+	.name = "soft",
+	.id = BT_BACKEND_SOFT,
 	.soft_mode = BT_SOFT_FAST,
+	.probe = fast_probe,
+	.init = fast_init,
+	.fini = fast_fini,
+	.thread_start = fast_thread_start,
+	.thread_end = fast_thread_end,
+	.resume = fast_resume,
+	.step = fast_step,
+	.trap = fast_trap,
+	.fork = fast_fork,
+	.release = fast_release,
+	.stopped = fast_stopped,
+	.hide = fast_hide,
+	.signal = fast_signal,
+	.signalled = fast_signalled,
+	.capture = fast_capture,
+	.sync = fast_sync,
+	.moved = fast_moved,
+	.write = fast_write,
 };
