@@ -32,64 +32,89 @@ static int any_in(const struct bt_recorder *r)
 	return 0;
 }
 
-int bt_recorder_enter(struct bt_recorder *r, struct bt_thread *th,
-		      struct user_regs_struct *regs)
+/*
+ * Ready to take @th in: memory mapped, the translations of stops that
+ * changed forgotten, code its last system call took away invalidated, its
+ * slot taken.  Its rthread, or NULL (declined) with *@err set on errors.
+ */
+static struct rthread *enter_prepare(struct bt_recorder *r,
+				     struct bt_thread *th, int *err)
 {
-	uint64_t pc = regs->rip, entry = pc, trans, v;
 	struct rthread *rt;
-	int in_syscall = 0, ret;
+	uint64_t v;
 
+	*err = 0;
 	if (r->broken || (th->tgid && th->tgid != r->t->pid))
-		return 0;
-	ret = rc_setup(r, th);
-	if (ret < 0)
-		return 0;	/* the host runs it its own way */
+		return NULL;
+	if (rc_setup(r, th) < 0)
+		return NULL;	/* the host runs it its own way */
 	if (rc_mem_open(r) < 0)
-		return 0;
+		return NULL;
 	v = r->host.stops_version(r->t);
 	if (v != r->version && !any_in(r)) {
 		rc_cache_flush(r);
 		r->version = v;
 	}
 	rt = rc_rt_get(r, th);
-	if (!rt)
-		return -bte_nomem;
+	if (!rt) {
+		*err = -bte_nomem;
+		return NULL;
+	}
 	if (rt->gone_end) {	/* its mmap, munmap, mprotect or mremap ran */
 		rc_code_gone(r, rt->gone_start, rt->gone_end);
 		rt->gone_start = rt->gone_end = 0;
 	}
 	if (rt->slot < 0 && rc_slot_take(r, th, rt) < 0)
-		return 0;
-	if ((int64_t)regs->orig_rax >= 0) {
-		uint8_t code[2];
+		return NULL;
+	return rt;
+}
 
-		/* inside a system call: a restart re-runs the syscall insn */
-		if (rc_mem_read(r, pc - 2, code, 2) < 0 || code[0] != 0x0f ||
-		    code[1] != 0x05)
-			return 0;
-		entry = pc - 2;
-		in_syscall = 1;
-	}
-	if (rc_translate(r, th, entry, RX_PEND_NONE, &trans) < 0)
-		return 0;
-	if (in_syscall) {
-		/* right after its syscall insn: the point that fixes rcx */
-		struct rb *b = rc_block_find(r, entry);
-		struct zone *z = rc_zone_of(r, trans);
-		const struct rx_point *p, *end;
-		size_t n;
+/*
+ * @th stands inside a system call at @pc, right after its syscall insn
+ * (a restart re-runs it): the translation of the block of that insn,
+ * entered at the point after it that fixes rcx.  0 if there is none.
+ */
+static uint64_t enter_in_syscall(struct bt_recorder *r, struct bt_thread *th,
+				 uint64_t pc)
+{
+	const struct rx_point *p, *end;
+	uint8_t code[2];
+	struct zone *z;
+	struct rb *b;
+	uint64_t trans;
+	size_t n;
 
-		if (!b || b->term != RB_SYSCALL || b->ninsn != 1 || !z)
-			return 0;
-		p = rc_point_at(r, trans, &n);
-		end = z->pts + z->npts;
-		while (p && p < end && !(p->mask == RM_FIXRCX && p->orig == pc))
-			p++;
-		if (!p || p == end)
-			return 0;
-		trans = p->trans;
-	}
-	if (rc_ring_sync(r, rt, pc) < 0)
+	if (rc_mem_read(r, pc - 2, code, 2) < 0 || code[0] != 0x0f ||
+	    code[1] != 0x05)
+		return 0;
+	if (rc_translate(r, th, pc - 2, RX_PEND_NONE, &trans) < 0)
+		return 0;
+	b = rc_block_find(r, pc - 2);
+	z = rc_zone_of(r, trans);
+	if (!b || b->term != RB_SYSCALL || b->ninsn != 1 || !z)
+		return 0;
+	p = rc_point_at(r, trans, &n);
+	end = z->pts + z->npts;
+	while (p && p < end && !(p->mask == RM_FIXRCX && p->orig == pc))
+		p++;
+	return p && p != end ? p->trans : 0;
+}
+
+int bt_recorder_enter(struct bt_recorder *r, struct bt_thread *th,
+		      struct user_regs_struct *regs)
+{
+	uint64_t pc = regs->rip, trans = 0;
+	struct rthread *rt;
+	int ret;
+
+	rt = enter_prepare(r, th, &ret);
+	if (!rt)
+		return ret;
+	if ((int64_t)regs->orig_rax >= 0)
+		trans = enter_in_syscall(r, th, pc);
+	else if (rc_translate(r, th, pc, RX_PEND_NONE, &trans) < 0)
+		trans = 0;
+	if (!trans || rc_ring_sync(r, rt, pc) < 0)
 		return 0;
 	if (!rt->in)
 		rt->prog_gs = regs->gs_base;

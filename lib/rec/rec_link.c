@@ -241,28 +241,11 @@ int rc_gone(const struct bt_recorder *r, uint64_t orig, uint64_t lo,
 	return b && b->dead;
 }
 
-/*
- * The code in [@lo, @hi) was unmapped, remapped or made writable: nothing
- * may lead into its translations any more.  Links to them go back to
- * their exits, lookup entries for them are cleared, their blocks are
- * dropped (a thread inside one runs it to its end: what the program itself
- * does with code it unmaps while running it).
- */
-void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
+/* Links into code in [@lo, @hi) go back to their exits. */
+static void links_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 {
-	static const uint64_t zero[2];
 	size_t i, zi;
-	int w;
 
-	if (!span_overlaps(r, lo - RB_MAX_BYTES, hi))
-		return;
-	for (i = 0; i < r->nbucket; i++) {
-		struct rb *b;
-
-		for (b = r->bucket[i]; b; b = b->hnext)
-			if (b->start < hi && b->next + 1 > lo)
-				b->dead = 1;
-	}
 	for (zi = 0; zi < r->nzone; zi++) {
 		struct zone *z = &r->zone[zi];
 
@@ -277,18 +260,32 @@ void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 				p->mask &= ~RX_LINKED;
 		}
 	}
+}
+
+/* Lookup entries for code in [@lo, @hi) are cleared. */
+static void tables_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
+{
+	static const uint64_t zero[2];
+	size_t i;
+	int w;
+
 	for (w = 0; w < 2; w++)
 		for (i = 0; i < RX_TABLE_ENTRIES; i++) {
 			uint64_t o = r->tab_orig[w][i];
+			uint64_t at = r->tables +
+				      (uint64_t)w * RX_TABLE_BYTES + i * 16;
 
 			if (o && rc_gone(r, o, lo, hi) &&
-			    rc_mem_write(r,
-					 r->tables +
-					     (uint64_t)w * RX_TABLE_BYTES +
-					     i * 16,
-					 zero, 8) == 0)
+			    rc_mem_write(r, at, zero, 8) == 0)
 				r->tab_orig[w][i] = 0;
 		}
+}
+
+/* Blocks marked dead are dropped. */
+static void blocks_gone(struct bt_recorder *r)
+{
+	size_t i;
+
 	for (i = 0; i < r->nbucket; i++) {
 		struct rb **pp = &r->bucket[i];
 
@@ -305,6 +302,31 @@ void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 			r->nblocks--;
 		}
 	}
+}
+
+/*
+ * The code in [@lo, @hi) was unmapped, remapped or made writable: nothing
+ * may lead into its translations any more.  Links to them go back to
+ * their exits, lookup entries for them are cleared, their blocks are
+ * dropped (a thread inside one runs it to its end: what the program itself
+ * does with code it unmaps while running it).
+ */
+void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
+{
+	size_t i;
+
+	if (!span_overlaps(r, lo - RB_MAX_BYTES, hi))
+		return;
+	for (i = 0; i < r->nbucket; i++) {
+		struct rb *b;
+
+		for (b = r->bucket[i]; b; b = b->hnext)
+			if (b->start < hi && b->next + 1 > lo)
+				b->dead = 1;
+	}
+	links_gone(r, lo, hi);
+	tables_gone(r, lo, hi);
+	blocks_gone(r);
 	for (i = 0; i < CODE_PAGES; i++)
 		if (r->pages[i].addr + 4096 > lo && r->pages[i].addr < hi)
 			r->pages[i].valid = 0;
