@@ -156,6 +156,6 @@ extern const struct bt_backend_ops bt_backend_soft_step;
 extern const struct bt_backend_ops bt_backend_pt;	/* perf_backend.c */
 extern const struct bt_backend_ops bt_backend_bts;	/* perf_backend.c */
 extern const struct bt_backend_ops bt_backend_soft_fast;
-extern const struct bt_backend_ops bt_backend_soft_record;	/* soft_fast.c */
+extern const struct bt_backend_ops bt_backend_soft_record;	/* rec/backend.c */
 
 #endif /* BTRACE_BACKEND_H */

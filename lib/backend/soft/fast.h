@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_FAST_H
+#define BTRACE_FAST_H
+
+/*
+ * What the fast mode (soft_fast.h) lends to a backend built on top of it
+ * (the recorder's, lib/rec/backend.c): bt_backend_soft_fast's ops for
+ * everything that backend leaves to it, and the few pieces below.  The
+ * fast mode never calls up: it knows nothing of what is built on it.
+ *
+ * Such a backend runs a thread its own way where the fast mode would run
+ * it along a chain of int3s, and lets the fast mode step whatever it does
+ * not run (signals and their handlers, sigreturn, clone, fork, exec, code
+ * that may change, untraced code).  The history of a thread is one:
+ * branches it appends go through bt_fast_history_*(), in order with those
+ * the fast mode appends itself.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/user.h>
+
+#include "backend/soft/soft_fast.h"
+
+struct bt_target;
+struct bt_thread;
+
+/*
+ * The per-target state of the backend on top, kept beside the fast
+ * mode's own (t->bk) and never looked at by it.  NULL before
+ * bt_fast_set_above(), and when the fast mode has no state.
+ */
+void *bt_fast_above(struct bt_target *t);
+void bt_fast_set_above(struct bt_target *t, void *above);
+
+/*
+ * Code at @addr that may run without the fast mode watching: tracing is
+ * armed (--from reached), its module is traced, and it is mapped from a
+ * file, not writable (code that does not change).
+ */
+int bt_fast_code_stable(struct bt_target *t, uint64_t addr);
+
+/* Does an int3 of the fast mode's wait at @addr? */
+int bt_fast_has_int3(struct bt_target *t, uint64_t addr);
+
+/* How many int3s of the fast mode's wait (they change when it does). */
+size_t bt_fast_int3_count(struct bt_target *t);
+
+/* The process's mappings of code may have changed. */
+void bt_fast_maps_changed(struct bt_target *t);
+
+/* @th's history: @n more instructions ran since its last branch ... */
+void bt_fast_history_insns(struct bt_target *t, struct bt_thread *th,
+			   uint32_t n);
+/* ... a branch was taken (BT_BR_*, BT_BRF_*) ... */
+void bt_fast_history_branch(struct bt_target *t, struct bt_thread *th,
+			    uint64_t from, uint64_t to, int kind, int flags);
+/* ... or the history is not continuous from @from to @to (BT_GAP_*). */
+void bt_fast_history_gap(struct bt_target *t, struct bt_thread *th,
+			 uint64_t from, uint64_t to, int reason);
+
+/*
+ * The first half of resuming stopped @th (bt_backend_soft_fast.resume is
+ * both): set up after launch, attach or exec; @regs read; what @th ran
+ * since its last resume committed to its history and its pc the
+ * program's own.  Where the fast mode runs @th itself (a followed fork
+ * child, untraced code, a signal to deliver) it does so here.
+ * Returns 1 if @th was resumed, 0 if it stands at @regs->rip for the
+ * caller to run (no signal), or a negative bt_error.
+ */
+int bt_fast_resume_begin(struct bt_target *t, struct bt_thread *th, int sig,
+			 struct user_regs_struct *regs);
+
+/* After bt_fast_resume_begin(): must the fast mode run @th its own way
+ * (step over an int3 of its own, back into untraced code)? */
+int bt_fast_resume_owed(const struct bt_thread *th);
+
+/* The second half: run @th from @regs along a chain of int3s, or step it. */
+int bt_fast_resume_run(struct bt_target *t, struct bt_thread *th,
+		       struct user_regs_struct *regs);
+
+/*
+ * Step the instruction at @regs->rip of stopped @th; its trap goes to
+ * bt_backend_soft_fast.trap, which records what it did.  0 or -bte_*.
+ */
+int bt_fast_step_insn(struct bt_target *t, struct bt_thread *th,
+		      const struct user_regs_struct *regs);
+
+/* Is @th's bt_fast_step_insn() outstanding?  *@from: where it began. */
+int bt_fast_stepping(const struct bt_thread *th, uint64_t *from);
+
+/* Issue that step again (an event stopped it in a system call). */
+int bt_fast_restep(struct bt_thread *th);
+
+/* That step ended without a trap of its own: the instruction ran. */
+void bt_fast_step_ran(struct bt_target *t, struct bt_thread *th);
+
+/* Let @th run on (PTRACE_CONT), the fast mode expecting no step of it. */
+int bt_fast_cont(struct bt_thread *th);
+
+#endif /* BTRACE_FAST_H */

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fast mode's stops (soft_fast.h): a trap at an int3 of its own
+ * (a decision branch evaluated, an instruction run displaced or stepped),
+ * the end of a step and what the instruction did, and a thread's pc put
+ * back from a displaced slot to where the program has it.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <unistd.h>
+
+#include "btrace/branch.h"
+#include "btrace/error.h"
+#include "btrace/insn.h"
+#include "internal.h"
+#include "backend/soft/fast_int.h"
+#include "tracer/tracer.h"
+
+/* ---- stops ------------------------------------------------------------- */
+
+static int set_regs(struct bt_thread *th, const struct user_regs_struct *r)
+{
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, r) < 0)
+		return bt_fail(bte_ptrace, errno, "ptrace(SETREGS, %d)",
+			       (int)th->tid);
+	return 0;
+}
+
+static int emu_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return fast_read(ctx, addr, buf, len);
+}
+
+/* Record the taken branch @from -> @to of class @iclass and follow it. */
+static void branch_taken(struct bt_target *t, struct bt_thread *th,
+			 uint64_t from, uint64_t to, int iclass,
+			 const struct user_regs_struct *after)
+{
+	struct fast_thread *ft = th->bk;
+	uint64_t ret = 0;
+
+	fast_branch_append(t, th, from, to, bt_insn_branch_kind(iclass), 0);
+	if (fast_addr_traced(t, to))
+		return;
+	/*
+	 * Into untraced code: where will it come back?  A call pushed the
+	 * return address; a jump (a tail call, a PLT stub, the lazy binding
+	 * stub that pushed two words more) finds it a little deeper.
+	 */
+	if (iclass == BT_INSN_CALL || iclass == BT_INSN_ICALL) {
+		fast_read(t, after->rsp, &ret, sizeof(ret));
+	} else if (iclass == BT_INSN_JUMP || iclass == BT_INSN_IJUMP) {
+		uint64_t slot[3] = { 0 };
+		size_t i;
+
+		fast_read(t, after->rsp, slot, sizeof(slot));
+		for (i = 0; i < 3 && !ret; i++)
+			if (fast_addr_chained(t, slot[i]))
+				ret = slot[i];
+	}
+	fast_native_enter(t, th, to, ret);
+	(void)ft;
+}
+
+/*
+ * The slot where the instruction under @b runs displaced, made on first
+ * use: @th is stopped at a trap of ours, where a system call may be run
+ * to map scratch memory.  0, or a negative bt_error (step instead).
+ */
+static int bp_slot(struct bt_target *t, struct bt_thread *th,
+		   struct fast_bp *b)
+{
+	struct fast *f = fast_of(t);
+	uint8_t code[BT_INSN_MAX_LEN];
+
+	if (b->slot)
+		return 0;
+	if (ft_foreign(th) || f->lifted_all)
+		return -bte_nosys;
+	if (fast_code_read(t, b->addr, code) < 0)
+		return -bte_io;
+	return bt_displace_make(f->dsp, t, th, f->memfd, code, sizeof(code),
+				b->addr, &b->slot);
+}
+
+/*
+ * @th stopped on our int3 @b (regs->rip is back at the instruction).
+ * Evaluate the branch and move the thread on, or leave it there to be
+ * stepped.  Returns 0 or a negative bt_error.
+ */
+static int bp_hit(struct bt_target *t, struct bt_thread *th,
+		  struct fast_bp *b, struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	struct user_regs_struct r = *regs;
+	struct bt_emu_result res;
+
+	if (b->iclass == BT_INSN_OTHER && bp_slot(t, th, b) == 0) {
+		regs->rip = b->slot;	/* the next resume goes on from there */
+		return set_regs(th, regs);
+	}
+	if (b->kind == BP_STEP || !b->emu_ok ||
+	    bt_emu_eval(&b->emu, &r, emu_read, t, &res) < 0)
+		goto step;
+	if (res.push && pwrite(f->memfd, &res.push_value, 8, (off_t)r.rsp) != 8)
+		goto step;
+	if (set_regs(th, &r) < 0)
+		return -bte_ptrace;
+	fast_acc_add(t, th, 1);
+	*regs = r;
+	/* as single-stepping sees it: going on at the next one is no branch */
+	if (res.taken && res.next != b->addr + b->emu.len)
+		branch_taken(t, th, b->addr, res.next, b->iclass, &r);
+	return 0;
+step:
+	ft->need_step = 1;
+	return set_regs(th, regs);
+}
+
+/* What a step of the instruction at @pre should have done without a signal. */
+static uint64_t step_expected(struct bt_target *t, const struct bt_insn *in,
+			      const struct user_regs_struct *pre,
+			      const uint8_t *code)
+{
+	struct fast *f = fast_of(t);
+	struct user_regs_struct r = *pre;
+	struct bt_emu_result res;
+	struct bt_emu_insn ei;
+
+	if (in->rep)
+		return 0;	/* may stay on itself */
+	if (bt_emu_decode(f->emu, code, in->len, in->addr, &ei) == 0 &&
+	    bt_emu_eval(&ei, &r, emu_read, t, &res) == 0)
+		return res.next;
+	return in->addr + in->len;
+}
+
+/* Decode the instruction at @pc into @in, its bytes into @code. */
+static void step_decode(struct bt_target *t, uint64_t pc,
+			uint8_t code[BT_INSN_MAX_LEN], struct bt_insn *in)
+{
+	fast_code_read(t, pc, code);
+	if (bt_insn_decode(fast_of(t)->dis, code, BT_INSN_MAX_LEN, pc, in) < 0) {
+		memset(in, 0, sizeof(*in));
+		in->addr = pc;
+		in->iclass = BT_INSN_FAR;
+	}
+}
+
+/* A step of the instruction at ft->pre ended at @post: record it. */
+static void step_done(struct bt_target *t, struct bt_thread *th,
+		      const struct user_regs_struct *post)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	const struct user_regs_struct *pre = &ft->pre;
+	uint8_t code[BT_INSN_MAX_LEN];
+	struct bt_insn in;
+	int state = ft->state;
+
+	if (state == FT_STEPOVER)
+		fast_bp_unlift(t, th);
+	ft->state = FT_RUN;
+	if (ft->back_native) {
+		ft->back_native = 0;
+		ft->state = FT_NATIVE;
+		return;
+	}
+	step_decode(t, pre->rip, code, &in);
+	if (state == FT_SIGSTEP && post->rip != pre->rip &&
+	    post->rip != step_expected(t, &in, pre, code)) {
+		uint64_t restorer = 0;
+
+		/* the handler's frame returns through the restorer */
+		fast_branch_append(t, th, pre->rip, post->rip, BT_BR_INTR, 0);
+		if (fast_read(t, post->rsp, &restorer, 8) == 0 &&
+		    !fast_is_restorer(f, restorer) &&
+		    f->nrestorers < BT_ARRAY_SIZE(f->restorers)) {
+			f->restorers[f->nrestorers++] = restorer;
+			bt_block_invalidate(f->blocks, restorer, restorer + 1);
+		}
+		return;
+	}
+	if (in.rep && post->rip == pre->rip)
+		return;		/* one more iteration */
+	fast_acc_add(t, th, 1);
+	if (in.late_trap && post->rip != in.addr + in.len) {
+		/* the next one ran too, and the trap is its step (insn.h) */
+		step_decode(t, in.addr + in.len, code, &in);
+		fast_acc_add(t, th, 1);
+	}
+	if (post->rip == in.addr + in.len)
+		return;		/* fell through (a jump to the next one too) */
+	if (in.iclass == BT_INSN_OTHER || in.iclass == BT_INSN_INT3)
+		fast_branch_append(t, th, in.addr, post->rip, BT_BR_INTR, 0);
+	else if (in.iclass == BT_INSN_SYSCALL)
+		fast_branch_append(t, th, in.addr, post->rip, BT_BR_SYSRET,
+		    pre->rax == SYS_rt_sigreturn ||
+		    post->orig_rax == SYS_rt_sigreturn ? BT_BRF_SIGRETURN : 0);
+	else
+		branch_taken(t, th, in.addr, post->rip, in.iclass, post);
+}
+
+int fast_ptrace(int req, struct bt_thread *th, int sig)
+{
+	if (ptrace(req, th->tid, 0, (void *)(long)sig) < 0)
+		return bt_fail(errno == ESRCH ? bte_exited : bte_ptrace, errno,
+			       "ptrace(%s, %d)",
+			       req == PTRACE_CONT ? "CONT" : "SINGLESTEP",
+			       (int)th->tid);
+	return 0;
+}
+
+int fast_step_start(struct bt_thread *th, int state,
+		    const struct user_regs_struct *regs, int sig)
+{
+	struct fast_thread *ft = th->bk;
+
+	ft->state = state;
+	ft->pre = *regs;
+	return fast_ptrace(PTRACE_SINGLESTEP, th, sig);
+}
+
+/* ---- displaced slots --------------------------------------------------- */
+
+/*
+ * @th stopped inside a slot: commit what it ran of its chain and put its
+ * pc back where the program has it (soft_displace.h).  A thread at the
+ * start of a slot is left there when @keep_start: it is about to run it.
+ */
+void fast_thread_unslot(struct bt_target *t, struct bt_thread *th,
+			struct user_regs_struct *regs, int keep_start)
+{
+	struct fast *f = fast_of(t);
+	uint64_t pc, orig;
+	uint8_t len;
+
+	pc = bt_displace_unmap(f->dsp, regs->rip);
+	if (pc == regs->rip ||
+	    (keep_start && bt_displace_slot_of(f->dsp, regs->rip, &orig, &len)))
+		return;
+	fast_chain_commit(t, th, regs->rip);
+	regs->rip = pc;
+	set_regs(th, regs);
+}
+
+/* The same for a stopped thread, its registers read here. */
+void fast_thread_unslot_stopped(struct bt_target *t, struct bt_thread *th)
+{
+	struct user_regs_struct regs;
+
+	if (th->bk && !ft_foreign(th) && th->state == BT_TH_STOPPED &&
+	    bt_thread_regs(th, &regs) == 0)
+		fast_thread_unslot(t, th, &regs, 0);
+}
+
+/*
+ * Start @th's chain with a displaced instruction: @th stands at a slot
+ * (bp_hit moved it there), or at an int3 of ours whose instruction has a
+ * slot.  Returns 1 with the thread continued; 0 if neither, or if the
+ * chain after it cannot be built (then back at the int3, to be stepped
+ * with it lifted); or a negative bt_error.
+ */
+int fast_slot_enter(struct bt_target *t, struct bt_thread *th,
+		    struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	struct fast_bp *b = NULL;
+	uint64_t orig;
+	uint8_t len;
+
+	if (!bt_displace_slot_of(f->dsp, regs->rip, &orig, &len)) {
+		b = fast_bp_find(f, regs->rip);
+		if (!b || !b->slot || b->iclass != BT_INSN_OTHER ||
+		    !bt_displace_slot_of(f->dsp, b->slot, &orig, &len))
+			return 0;
+		regs->rip = b->slot;
+	}
+	if (fast_chain_build(t, th, orig + len) < 0) {
+		ft->nchain = 0;
+		ft->need_step = 1;
+		regs->rip = orig;
+		return set_regs(th, regs) < 0 ? -bte_ptrace : 0;
+	}
+	if (b && set_regs(th, regs) < 0)
+		return -bte_ptrace;
+	ft->displaced = orig;
+	ft->state = FT_RUN;
+	t->stats.displaced++;
+	return fast_ptrace(PTRACE_CONT, th, 0) < 0 ? -bte_ptrace : 1;
+}
+
+/*
+ * A conditional of the chain from pc goes back to pc (a loop's head): the
+ * instruction at pc gets an int3 and runs displaced, and the chain starts
+ * after it, so that the conditional becomes an exit.  Returns as
+ * fast_slot_enter().
+ */
+int fast_slot_restart(struct bt_target *t, struct bt_thread *th,
+		      struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast_bp *b;
+	int ret;
+
+	if (fast_bp_insert(t, regs->rip, BP_TARGET, &b) < 0 ||
+	    b->iclass != BT_INSN_OTHER || bp_slot(t, th, b) < 0)
+		return 0;
+	ret = fast_slot_enter(t, th, regs);
+	ft->need_step = 0;	/* then the int3 at pc stops it at once */
+	return ret;
+}
+
+/* ---- traps ------------------------------------------------------------- */
+
+/*
+ * @th reports an int3 trap at regs->rip - 1 where we have none: one we
+ * took out after the thread hit it (another thread's chain no longer
+ * needed it)?  Then it is ours: nothing but the int3 ran, the thread is
+ * rewound and goes on.  Not if an int3 is there now (the program's), nor
+ * at a breakpoint of target.c's.  Returns 1 if ours.
+ */
+static int gone_trap(struct bt_target *t, struct bt_thread *th,
+		     struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	uint64_t at = regs->rip - 1;
+	uint8_t byte;
+	size_t i;
+
+	if (!fast_gone_has(f, at) ||
+	    pread(f->memfd, &byte, 1, (off_t)at) != 1 || byte == 0xcc)
+		return 0;
+	for (i = 0; i < t->nbreaks; i++)
+		if (t->breaks[i].number && t->breaks[i].addr == at)
+			return 0;
+	regs->rip = at;
+	if (ft->state == FT_NATIVE)
+		ft->need_step = 0;	/* runs on natively */
+	else
+		fast_chain_commit(t, th, at);
+	return set_regs(th, regs) == 0;
+}
+
+/*
+ * @th stopped at an int3 (regs->rip after it): ours, or the program's
+ * int3 or a btrace breakpoint (0)?  Ours is handled: 1.
+ */
+static int int3_trap(struct bt_target *t, struct bt_thread *th,
+		     struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	struct fast *f = fast_of(t);
+	struct fast_bp *b = fast_bp_find(f, regs->rip - 1);
+
+	if (!b && gone_trap(t, th, regs))
+		return 1;
+	if (!b || (ft->state == FT_STEPOVER && b->addr == ft->lifted))
+		return 0;	/* the program's int3 or a btrace break */
+	/*
+	 * Ours from here on: whatever fails below (the thread was killed
+	 * meanwhile), its SIGTRAP must not reach the program.
+	 */
+	regs->rip--;
+	if (b->addr == f->loader_hook) {
+		/* a failure leaves them waiting */
+		fast_triggers_resolve(t, f);
+		if (ft->state == FT_NATIVE) {
+			ft->need_step = 1;	/* and on natively */
+			set_regs(th, regs);
+			return 1;
+		}
+	}
+	if (ft->state == FT_NATIVE) {
+		fast_native_leave(t, th, b->addr);
+		if (ft->state == FT_NATIVE) {
+			ft->need_step = 1;
+			set_regs(th, regs);
+			return 1;
+		}
+	} else {
+		/* a step that ran into an int3 is that int3's stop */
+		ft->state = FT_RUN;
+		fast_chain_commit(t, th, b->addr);
+	}
+	bp_hit(t, th, b, regs);
+	return 1;
+}
+
+int fast_trap(struct bt_target *t, struct bt_thread *th, const siginfo_t *si)
+{
+	struct fast_thread *ft = th->bk;
+	struct user_regs_struct regs;
+
+	if (!ft)
+		return 0;
+	/*
+	 * Killed since the trap (SIGKILL takes a tracee out of its stop):
+	 * its end is what to report, not a SIGTRAP of unknown origin.
+	 */
+	if (bt_thread_regs(th, &regs) < 0)
+		return 1;
+	if (si->si_code == SI_KERNEL && !ft->foreign)
+		return int3_trap(t, th, &regs);
+	/*
+	 * The syscall-exit report of a system call the thread was inside
+	 * when the step was issued (exec at launch): nothing ran.
+	 */
+	if (ft->state == FT_STEP && si->si_code == TRAP_BRKPT &&
+	    regs.rip == ft->pre.rip) {
+		ft->state = FT_RUN;
+		return 1;
+	}
+	if (ft->state == FT_SIGSTEP || ft->state == FT_STEPOVER ||
+	    ft->state == FT_STEP) {
+		step_done(t, th, &regs);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recorder's code cache (recorder_int.h): the process's memory as the
+ * recorder reads and writes it, the blocks it decoded (from a small cache
+ * of the program's code pages), the zones that hold translations and
+ * their points (where generated code stands for the program), and the two
+ * lookup tables in the process that indirect branches probe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "btrace/error.h"
+#include "internal.h"
+#include "rec/recorder_int.h"
+#include "tracer/tracer.h"
+
+/* ---- memory of the process ------------------------------------------ */
+
+int rc_mem_open(struct bt_recorder *r)
+{
+	char path[64];
+
+	if (r->memfd >= 0 && r->mem_pid == r->t->pid)
+		return 0;
+	if (r->memfd >= 0)
+		close(r->memfd);
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)r->t->pid);
+	r->memfd = open(path, O_RDWR | O_CLOEXEC);
+	if (r->memfd < 0)
+		return bt_fail(bte_perm, errno, "open(%s)", path);
+	r->mem_pid = r->t->pid;
+	return 0;
+}
+
+int rc_mem_write(struct bt_recorder *r, uint64_t addr, const void *buf,
+		 size_t len)
+{
+	if (pwrite(r->memfd, buf, len, (off_t)addr) != (ssize_t)len)
+		return bt_fail(bte_io, errno, "write 0x%llx",
+			       (unsigned long long)addr);
+	return 0;
+}
+
+int rc_mem_read(struct bt_recorder *r, uint64_t addr, void *buf, size_t len)
+{
+	if (pread(r->memfd, buf, len, (off_t)addr) != (ssize_t)len)
+		return bt_fail(bte_io, errno, "read 0x%llx",
+			       (unsigned long long)addr);
+	return 0;
+}
+
+int64_t rc_syscall(struct bt_recorder *r, struct bt_thread *th, long nr,
+		   uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+		   uint64_t a4)
+{
+	uint64_t args[6] = { a0, a1, a2, a3, a4, 0 };
+	int64_t res = -ENOSYS;
+	int ret;
+
+	/*
+	 * Only where no system call of the thread's own is under way (an
+	 * exec or clone event would finish it over ours): at a trap.
+	 */
+	if (!r->trapping && th->why != BT_TS_TRAP)
+		return -bte_busy;
+
+	ret = bt_thread_syscall(r->t, th, r->syscall_insn, nr, args, &res);
+	return ret < 0 ? ret : res;
+}
+
+
+/* ---- blocks ----------------------------------------------------------- */
+
+static size_t bhash(uint64_t a, size_t n)
+{
+	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 20) & (n - 1);
+}
+
+static int stop_at(void *ctx, uint64_t addr)
+{
+	struct bt_recorder *r = ctx;
+
+	return r->host.stop_at(r->t, addr);
+}
+
+/*
+ * The program's code, a page at a time through a small cache: blocks are
+ * decoded from code that does not change (the host sends code that may
+ * change elsewhere), and a block's decode would otherwise cost a read.
+ */
+static const uint8_t *code_page(struct bt_recorder *r, uint64_t page)
+{
+	struct code_page *c = &r->pages[(page >> 12) & (CODE_PAGES - 1)];
+
+	if (c->valid && c->addr == page)
+		return c->bytes;
+	if (r->host.read(r->t, page, c->bytes, 4096) < 0) {
+		c->valid = 0;
+		return NULL;
+	}
+	c->addr = page;
+	c->valid = 1;
+	return c->bytes;
+}
+
+static int code_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct bt_recorder *r = ctx;
+	uint8_t *out = buf;
+
+	while (len) {
+		uint64_t page = addr & ~4095ull;
+		size_t off = addr - page,
+		       n = 4096 - off < len ? 4096 - off : len;
+		const uint8_t *p = code_page(r, page);
+
+		if (!p)
+			return r->host.read(r->t, addr, out, len);
+		memcpy(out, p + off, n);
+		out += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void blocks_grow(struct bt_recorder *r)
+{
+	size_t n = r->nbucket * 2, i;
+	struct rb **nb = calloc(n, sizeof(*nb));
+
+	if (!nb)
+		return;
+	for (i = 0; i < r->nbucket; i++) {
+		struct rb *b = r->bucket[i], *next;
+
+		for (; b; b = next) {
+			next = b->hnext;
+			b->hnext = nb[bhash(b->start, n)];
+			nb[bhash(b->start, n)] = b;
+		}
+	}
+	free(r->bucket);
+	r->bucket = nb;
+	r->nbucket = n;
+}
+
+struct rb *rc_block_find(const struct bt_recorder *r, uint64_t a)
+{
+	struct rb *b = r->bucket[bhash(a, r->nbucket)];
+
+	for (; b; b = b->hnext)
+		if (b->start == a)
+			return b;
+	return NULL;
+}
+
+/* The block at @a, decoded on first use; NULL only without memory. */
+struct rb *rc_block_get(struct bt_recorder *r, uint64_t a)
+{
+	struct rb *b = rc_block_find(r, a);
+	size_t h;
+
+	if (b)
+		return b;
+	b = malloc(sizeof(*b));
+	if (!b || rx_block_decode(r->x, a, code_read, stop_at, r, b) < 0) {
+		free(b);
+		return NULL;
+	}
+	if (r->nblocks >= r->nbucket)
+		blocks_grow(r);
+	h = bhash(a, r->nbucket);
+	b->hnext = r->bucket[h];
+	r->bucket[h] = b;
+	r->nblocks++;
+	return b;
+}
+
+void rc_blocks_clear(struct bt_recorder *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nbucket; i++) {
+		struct rb *b = r->bucket[i], *next;
+
+		for (; b; b = next) {
+			next = b->hnext;
+			rb_release(b);
+			free(b);
+		}
+		r->bucket[i] = NULL;
+	}
+	r->nblocks = 0;
+}
+
+/* ---- zones and points --------------------------------------------------- */
+
+static int reach(uint64_t from, uint64_t to)
+{
+	int64_t d = (int64_t)(to - from);
+
+	return d > -NEAR + (int64_t)ZONE_SIZE && d < NEAR - (int64_t)ZONE_SIZE;
+}
+
+struct zone *rc_zone_of(struct bt_recorder *r, uint64_t pc)
+{
+	size_t i;
+
+	for (i = 0; i < r->nzone; i++)
+		if (pc >= r->zone[i].base && pc < r->zone[i].base + ZONE_SIZE)
+			return &r->zone[i];
+	return NULL;
+}
+
+/* The points at trans == @pc, the first of them; NULL if none. */
+struct rx_point *rc_point_at(struct bt_recorder *r, uint64_t pc, size_t *n)
+{
+	struct zone *z = rc_zone_of(r, pc);
+	size_t lo = 0, hi, first;
+
+	*n = 0;
+	if (!z)
+		return NULL;
+	hi = z->npts;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (z->pts[mid].trans < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	while (lo < z->npts && z->pts[lo].trans == pc)
+		lo++;
+	*n = lo - first;
+	return *n ? &z->pts[first] : NULL;
+}
+
+struct rx_point *rc_point_kind(struct bt_recorder *r, uint64_t pc, int kind)
+{
+	size_t n, i;
+	struct rx_point *p = rc_point_at(r, pc, &n);
+
+	for (i = 0; i < n; i++)
+		if (p[i].kind == kind)
+			return &p[i];
+	return NULL;
+}
+
+static int points_add(struct zone *z, const struct rx_point *p, size_t n)
+{
+	if (z->npts + n > z->ptcap) {
+		size_t cap = z->ptcap ? z->ptcap : 1024;
+		struct rx_point *g;
+
+		while (cap < z->npts + n)
+			cap *= 2;
+		g = realloc(z->pts, cap * sizeof(*g));
+		if (!g)
+			return bt_fail(bte_nomem, ENOMEM, "points");
+		z->pts = g;
+		z->ptcap = cap;
+	}
+	memcpy(z->pts + z->npts, p, n * sizeof(*p));
+	z->npts += n;
+	return 0;
+}
+
+#define PEND_MAX (1u << 20)
+
+/* Write what @z holds back into the process. */
+static int zone_flush(struct bt_recorder *r, struct zone *z)
+{
+	int ret = 0;
+
+	if (z->used > z->flushed)
+		ret = rc_mem_write(r, z->base + z->flushed, z->pend,
+				z->used - z->flushed);
+	z->flushed = z->used;
+	return ret;
+}
+
+int rc_zones_flush(struct bt_recorder *r)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < r->nzone; i++)
+		if (zone_flush(r, &r->zone[i]) < 0)
+			ret = -bte_io;
+	return ret;
+}
+
+/*
+ * Write generated code: into a zone's held-back bytes if it is there
+ * (translations are written in one go when a batch is done), else into
+ * the process.
+ */
+int rc_code_write(struct bt_recorder *r, uint64_t addr, const void *buf,
+		  size_t len)
+{
+	struct zone *z = rc_zone_of(r, addr);
+
+	if (z && addr >= z->base + z->flushed &&
+	    addr + len <= z->base + z->used) {
+		memcpy(z->pend + (addr - z->base - z->flushed), buf, len);
+		return 0;
+	}
+	return rc_mem_write(r, addr, buf, len);
+}
+
+/* Add @e's bytes and points to @z. */
+int rc_zone_commit(struct bt_recorder *r, struct zone *z, struct rx_emit *e)
+{
+	int ret = 0;
+
+	if (!z->pend)
+		z->pend = malloc(PEND_MAX);
+	if (!z->pend)
+		return bt_fail(bte_nomem, ENOMEM, "zone");
+	if (z->used - z->flushed + e->len > PEND_MAX)
+		ret = zone_flush(r, z);
+	if (ret == 0) {
+		memcpy(z->pend + (z->used - z->flushed), e->buf, e->len);
+		ret = points_add(z, e->pts, e->npts);
+	}
+	if (ret == 0)
+		z->used += e->len;
+	e->npts = 0;
+	return ret;
+}
+
+static uint64_t link_lookup(void *ctx, uint64_t orig, uint8_t pend,
+			    uint64_t from)
+{
+	struct bt_recorder *r = ctx;
+	const struct rb *b = rc_block_find(r, orig);
+	int64_t d;
+
+	if (!b || !b->trans[pend])
+		return 0;
+	d = (int64_t)(b->trans[pend] - from);
+	return d > -NEAR && d < NEAR ? b->trans[pend] : 0;
+}
+
+void rc_emit_init(struct bt_recorder *r, struct rx_emit *e, struct zone *z)
+{
+	memset(e, 0, sizeof(*e));
+	e->buf = r->emitbuf;
+	e->cap = ZONE_SIZE - z->used < ZONE_ROOM ? ZONE_SIZE - z->used :
+						   ZONE_ROOM;
+	e->base = z->base + z->used;
+	e->link = link_lookup;
+	e->ctx = r;
+}
+
+/* Map a zone within reach of @near, with its lookup routine. */
+static struct zone *zone_new(struct bt_recorder *r, struct bt_thread *th,
+			     uint64_t near)
+{
+	const int64_t hints[] = { -(256ll << 20), -(1ll << 30), 512ll << 20,
+				  1ll << 30 };
+	struct zone *z;
+	size_t i;
+	int64_t at = -1;
+
+	if (r->nzone == ZONE_MAX)
+		return NULL;
+	for (i = 0; i < BT_ARRAY_SIZE(hints); i++) {
+		uint64_t hint = ((near & ~0xfffffull) + (uint64_t)hints[i]);
+
+		if ((int64_t)hints[i] < 0 &&
+		    near < (uint64_t)-hints[i] + (64u << 20))
+			continue;
+		at = rc_syscall(r, th, SYS_mmap, hint, ZONE_SIZE,
+			      PROT_READ | PROT_EXEC,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			      (uint64_t)-1);
+		if (at < 0)
+			return NULL;	/* no memory, or not at a trap */
+		if (reach(near, (uint64_t)at) &&
+		    reach(near, (uint64_t)at + ZONE_SIZE))
+			break;
+		rc_syscall(r, th, SYS_munmap, (uint64_t)at, ZONE_SIZE, 0, 0, 0);
+		at = -1;
+	}
+	if (at < 0)
+		return NULL;
+	z = &r->zone[r->nzone];
+	memset(z, 0, sizeof(*z));
+	z->base = (uint64_t)at;
+	r->nzone++;
+	return z;
+}
+
+struct zone *rc_zone_for(struct bt_recorder *r, struct bt_thread *th,
+			 uint64_t a)
+{
+	size_t i;
+
+	for (i = 0; i < r->nzone; i++) {
+		struct zone *z = &r->zone[i];
+
+		if (ZONE_SIZE - z->used >= ZONE_ROOM && reach(a, z->base) &&
+		    reach(a, z->base + ZONE_SIZE))
+			return z;
+	}
+	return zone_new(r, th, a);
+}
+
+/* ---- the lookup tables ------------------------------------------------ */
+
+static size_t tab_index(int which, uint64_t a)
+{
+	return which == 0 ? (a & 0xffff) : ((a >> 8) & 0xffff);
+}
+
+/* Threads of the process that may be running now, @th aside. */
+static int others_run(const struct bt_recorder *r, const struct bt_thread *th)
+{
+	size_t i;
+
+	for (i = 0; i < r->t->nthreads; i++) {
+		const struct bt_thread *o = r->t->threads[i];
+
+		if (o != th && o->state != BT_TH_STOPPED &&
+		    o->state != BT_TH_GONE)
+			return 1;
+	}
+	return 0;
+}
+
+static int table_put(struct bt_recorder *r, struct bt_thread *th, int w,
+		     uint64_t orig, uint64_t trans)
+{
+	size_t i = tab_index(w, orig);
+	uint64_t at = r->tables + (uint64_t)w * RX_TABLE_BYTES + i * 16;
+	uint64_t entry[2] = { orig, trans };
+
+	/* with readers about, trans first: one matching orig finds it whole */
+	if (others_run(r, th)) {
+		if (rc_mem_write(r, at + 8, &trans, 8) < 0 ||
+		    rc_mem_write(r, at, &orig, 8) < 0)
+			return 0;
+	} else if (rc_mem_write(r, at, entry, sizeof(entry)) < 0) {
+		return 0;
+	}
+	r->tab_orig[w][i] = orig;
+	return 1;
+}
+
+/*
+ * Make @orig -> @trans (its translation's entry) findable by the lookup;
+ * 0 if no entry was free.
+ * @need: a thread looks for it now, so an entry may be taken over, where
+ * no other thread can be reading it meanwhile (it could match the old
+ * orig and then load the new trans).
+ */
+int rc_table_insert(struct bt_recorder *r, struct bt_thread *th, uint64_t orig,
+		    uint64_t trans, int need)
+{
+	int w;
+
+	for (w = 0; w < 2; w++) {
+		size_t i = tab_index(w, orig);
+
+		if (r->tab_orig[w][i] == orig)
+			return 1;
+		if (!r->tab_orig[w][i])
+			return table_put(r, th, w, orig, trans);
+	}
+	if (!need || others_run(r, th))
+		return 0;
+	w = r->evict++ & 1;
+	return table_put(r, th, w, orig, trans);
+}
+
+int rc_tables_alloc(struct bt_recorder *r)
+{
+	int w;
+
+	for (w = 0; w < 2; w++) {
+		free(r->tab_orig[w]);
+		r->tab_orig[w] = calloc(RX_TABLE_ENTRIES, sizeof(uint64_t));
+		if (!r->tab_orig[w])
+			return bt_fail(bte_nomem, ENOMEM, "tables");
+	}
+	return 0;
+}
+
+/* Forget every translation (all threads out): the stops changed. */
+void rc_cache_flush(struct bt_recorder *r)
+{
+	static const uint8_t zero[4096];
+	size_t i;
+	uint64_t a;
+
+	for (i = 0; i < r->nzone; i++) {
+		r->zone[i].used = r->zone[i].flushed = 0;
+		r->zone[i].npts = 0;
+	}
+	rc_blocks_clear(r);
+	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
+	if (!r->ready)
+		return;
+	for (a = 0; a < 2 * RX_TABLE_BYTES; a += sizeof(zero))
+		rc_mem_write(r, r->tables + a, zero, sizeof(zero));
+	for (i = 0; i < 2; i++)
+		memset(r->tab_orig[i], 0, RX_TABLE_ENTRIES * sizeof(uint64_t));
+}

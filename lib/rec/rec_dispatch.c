@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Dispatch (recorder.h): a thread enters its translation, stops at the
+ * translation's exits (a direct exit not linked yet, a lookup miss, a
+ * leave), faults on its ring's guard page, and leaves with its registers
+ * mapped back to the program's own at the original pc.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "btrace/error.h"
+#include "internal.h"
+#include "rec/rec_ring.h"
+#include "rec/recorder_int.h"
+#include "tracer/tracer.h"
+
+#define STEP_MAX	256		/* steps to reach a safe point */
+
+/* ---- entering ------------------------------------------------------------ */
+
+static int any_in(const struct bt_recorder *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrt; i++)
+		if (r->rt[i].in)
+			return 1;
+	return 0;
+}
+
+/*
+ * Ready to take @th in: memory mapped, the translations of stops that
+ * changed forgotten, code its last system call took away invalidated, its
+ * slot taken.  Its rthread, or NULL (declined) with *@err set on errors.
+ */
+static struct rthread *enter_prepare(struct bt_recorder *r,
+				     struct bt_thread *th, int *err)
+{
+	struct rthread *rt;
+	uint64_t v;
+
+	*err = 0;
+	if (r->broken || (th->tgid && th->tgid != r->t->pid))
+		return NULL;
+	if (rc_setup(r, th) < 0)
+		return NULL;	/* the host runs it its own way */
+	if (rc_mem_open(r) < 0)
+		return NULL;
+	v = r->host.stops_version(r->t);
+	if (v != r->version && !any_in(r)) {
+		rc_cache_flush(r);
+		r->version = v;
+	}
+	rt = rc_rt_get(r, th);
+	if (!rt) {
+		*err = -bte_nomem;
+		return NULL;
+	}
+	if (rt->gone_end) {	/* its mmap, munmap, mprotect or mremap ran */
+		rc_code_gone(r, rt->gone_start, rt->gone_end);
+		rt->gone_start = rt->gone_end = 0;
+	}
+	if (rt->slot < 0 && rc_slot_take(r, th, rt) < 0)
+		return NULL;
+	return rt;
+}
+
+/*
+ * @th stands inside a system call at @pc, right after its syscall insn
+ * (a restart re-runs it): the translation of the block of that insn,
+ * entered at the point after it that fixes rcx.  0 if there is none.
+ */
+static uint64_t enter_in_syscall(struct bt_recorder *r, struct bt_thread *th,
+				 uint64_t pc)
+{
+	const struct rx_point *p, *end;
+	uint8_t code[2];
+	struct zone *z;
+	struct rb *b;
+	uint64_t trans;
+	size_t n;
+
+	if (rc_mem_read(r, pc - 2, code, 2) < 0 || code[0] != 0x0f ||
+	    code[1] != 0x05)
+		return 0;
+	if (rc_translate(r, th, pc - 2, RX_PEND_NONE, &trans) < 0)
+		return 0;
+	b = rc_block_find(r, pc - 2);
+	z = rc_zone_of(r, trans);
+	if (!b || b->term != RB_SYSCALL || b->ninsn != 1 || !z)
+		return 0;
+	p = rc_point_at(r, trans, &n);
+	end = z->pts + z->npts;
+	while (p && p < end && !(p->mask == RM_FIXRCX && p->orig == pc))
+		p++;
+	return p && p != end ? p->trans : 0;
+}
+
+int bt_recorder_enter(struct bt_recorder *r, struct bt_thread *th,
+		      struct user_regs_struct *regs)
+{
+	uint64_t pc = regs->rip, trans = 0;
+	struct rthread *rt;
+	int ret;
+
+	rt = enter_prepare(r, th, &ret);
+	if (!rt)
+		return ret;
+	if ((int64_t)regs->orig_rax >= 0)
+		trans = enter_in_syscall(r, th, pc);
+	else if (rc_translate(r, th, pc, RX_PEND_NONE, &trans) < 0)
+		trans = 0;
+	if (!trans || rc_ring_sync(r, rt, pc) < 0)
+		return 0;
+	if (!rt->in)
+		rt->prog_gs = regs->gs_base;
+	regs->rip = trans;
+	regs->gs_base = rt->tcb;
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, regs) < 0)
+		return bt_fail(bte_ptrace, errno, "ptrace(SETREGS, %d)",
+			       th->tid);
+	rt->in = 1;
+	return 1;
+}
+
+/* ---- stops of a thread that is in ------------------------------------------
+ */
+
+static void regs_restore(struct bt_recorder *r, struct rthread *rt,
+			 struct user_regs_struct *regs, int mask, uint64_t orig)
+{
+	uint64_t tcb[TCB_RDX / 8 + 1];
+
+	if ((mask & (RM_RAX | RM_RCX | RM_RDX)) &&
+	    rc_mem_read(r, rt->tcb, tcb, sizeof(tcb)) == 0) {
+		if (mask & RM_RAX)
+			regs->rax = tcb[TCB_RAX / 8];
+		if (mask & RM_RCX)
+			regs->rcx = tcb[TCB_RCX / 8];
+		if (mask & RM_RDX)
+			regs->rdx = tcb[TCB_RDX / 8];
+	}
+	if (mask & RM_FIXRCX)
+		regs->rcx = orig;
+}
+
+/*
+ * Where @regs stand for the program, if at a safe point: 1 with *@orig,
+ * the outcomes still pending there in *@pend and @regs restored; 0 if
+ * inside a generated sequence.
+ */
+static int safe_point(struct bt_recorder *r, struct rthread *rt,
+		      struct user_regs_struct *regs, uint64_t *orig,
+		      uint8_t *pend)
+{
+	size_t n, i;
+	struct rx_point *p = rc_point_at(r, regs->rip, &n);
+
+	for (i = 0; i < n; i++) {
+		switch (p[i].kind) {
+		case PT_SAFE:
+			regs_restore(r, rt, regs, p[i].mask, p[i].orig);
+			/* fall through */
+		case PT_EXIT_DIRECT:
+			*orig = p[i].orig;
+			*pend = p[i].pend;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The thread leaves at original @orig, @regs the program's own; the
+ * outcomes @pend it carried there go into its ring first.
+ */
+static void leave_at(struct bt_recorder *r, struct rthread *rt,
+		     struct user_regs_struct *regs, uint64_t orig, uint8_t pend)
+{
+	uint8_t tnt = (uint8_t)(REC_TNT | pend);
+
+	if (pend != RX_PEND_NONE)
+		rc_ring_put(r, rt, &tnt, 1);
+	rc_drain(r, rt, orig);
+	rt->wpc = 0;
+	regs->rip = orig;
+	regs->gs_base = rt->prog_gs;
+	ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs);
+	rt->in = 0;
+}
+
+static int wrap_fault(struct bt_recorder *r, struct rthread *rt,
+		      struct user_regs_struct *regs, const siginfo_t *si)
+{
+	uint64_t addr = (uint64_t)si->si_addr, head, len;
+	struct rx_point *p;
+
+	if (si->si_signo != SIGSEGV || addr >= rt->base ||
+	    addr < rt->base - 4096)
+		return 0;
+	p = rc_point_kind(r, regs->rip, PT_STORE);
+	if (!p || rc_head_read(r, rt, &head) < 0)
+		return 0;
+	len = head - regs->rcx;
+	rc_ring_wrap(rt, head);
+	rc_hi_reset(r, rt);
+	regs->rcx = rt->top - len;
+	if (p->orig) {
+		uint8_t rec[REC_ADDR_LEN];
+
+		rec[0] = REC_SYNC;
+		memcpy(rec + 1, &p->orig, 8);
+		if (rc_mem_write(r, rt->top - REC_ADDR_LEN, rec, sizeof(rec)) <
+		    0)
+			return 0;
+		regs->rcx -= REC_ADDR_LEN;
+	}
+	return ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs) == 0;
+}
+
+int bt_recorder_fault(struct bt_recorder *r, struct bt_thread *th,
+		      const siginfo_t *si)
+{
+	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
+	struct user_regs_struct regs;
+
+	if (!rt || !rt->in || bt_thread_regs(th, &regs) < 0)
+		return 0;
+	return wrap_fault(r, rt, &regs, si);
+}
+
+/* A direct exit: @orig needs its translation; link it and go there. */
+static int exit_direct(struct bt_recorder *r, struct rthread *rt,
+		       struct user_regs_struct *regs, struct rx_point pt)
+{
+	struct rx_point *p;
+	uint64_t trans;
+
+	if (!r->host.translatable(r->t, pt.orig) ||
+	    rc_translate(r, rt->th, pt.orig, pt.pend, &trans) < 0) {
+		leave_at(r, rt, regs, pt.orig, pt.pend);
+		return BT_RECORDER_LEFT;
+	}
+	/* translating may have moved the points: find it again */
+	p = rc_point_kind(r, pt.trans, PT_EXIT_DIRECT);
+	if (p && !(p->mask & RX_LINKED) &&
+	    rc_link_patch(r, rc_zone_of(r, p->trans), p->aux, trans) == 0)
+		p->mask |= RX_LINKED;
+	rc_zones_flush(r);	/* a far jump it may have made */
+	regs->rip = trans;
+	ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs);
+	return BT_RECORDER_GO_ON;
+}
+
+/* The lookup missed target rdx. */
+static int exit_ibl(struct bt_recorder *r, struct rthread *rt,
+		    struct user_regs_struct *regs, struct rx_point pt)
+{
+	const struct rx_point *p = &pt;
+	uint64_t target = regs->rdx, trans;
+
+	if (!r->host.translatable(r->t, target) ||
+	    rc_translate(r, rt->th, target, RX_PEND_NONE, &trans) < 0) {
+		regs_restore(r, rt, regs, p->mask, 0);
+		leave_at(r, rt, regs, target, RX_PEND_NONE);
+		return BT_RECORDER_LEFT;
+	}
+	if (rc_table_insert(r, rt->th, target, trans - RX_ENTRY_LEN, 1)) {
+		regs->rip = p->aux;	/* the retry finds it */
+	} else {
+		regs_restore(r, rt, regs, p->mask, 0);
+		regs->rip = trans;
+	}
+	ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs);
+	return BT_RECORDER_GO_ON;
+}
+
+/* Handle the exit whose int3 is at @at; a verdict, 0 if none is there. */
+static int exit_at(struct bt_recorder *r, struct rthread *rt,
+		   struct user_regs_struct *regs, uint64_t at)
+{
+	size_t n, i;
+	struct rx_point *p = rc_point_at(r, at, &n);
+
+	for (i = 0; i < n; i++) {
+		switch (p[i].kind) {
+		case PT_EXIT_DIRECT:
+			return exit_direct(r, rt, regs, p[i]);
+		case PT_EXIT_IBL:
+			return exit_ibl(r, rt, regs, p[i]);
+		case PT_EXIT_LEAVE:
+			regs_restore(r, rt, regs, p[i].mask, p[i].orig);
+			if (p[i].mask & RM_RCX)	/* a syscall's exit */
+				rc_note_syscall(rt, regs);
+			leave_at(r, rt, regs, p[i].orig, p[i].pend);
+			return BT_RECORDER_LEFT_STEP;
+		}
+	}
+	return 0;
+}
+
+int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
+		     const siginfo_t *si)
+{
+	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
+	struct user_regs_struct regs;
+	int v;
+
+	if (!rt || !rt->in || si->si_code != SI_KERNEL ||
+	    bt_thread_regs(th, &regs) < 0)
+		return BT_RECORDER_NOT_OURS;
+	r->trapping = 1;
+	v = exit_at(r, rt, &regs, regs.rip - 1);
+	r->trapping = 0;
+	if (v == BT_RECORDER_LEFT_STEP)
+		rt->left_step = 1;
+	return v;
+}
+
+void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
+{
+	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
+	struct user_regs_struct regs;
+	uint64_t resend = 0, orig = 0;
+	uint8_t pend = RX_PEND_NONE;
+	int i, sig;
+
+	if (!rt || !rt->in || th->state != BT_TH_STOPPED)
+		return;
+	for (i = 0; i < STEP_MAX; i++) {
+		siginfo_t si;
+
+		if (bt_thread_regs(th, &regs) < 0)
+			goto dead;
+		if (safe_point(r, rt, &regs, &orig, &pend))
+			break;
+		sig = bt_thread_step(r->t, th, &si);
+		if (sig < 0)
+			goto dead;
+		if (sig == 0 && si.si_code == SI_KERNEL &&
+		    bt_thread_regs(th, &regs) == 0 &&
+		    rc_point_at(r, regs.rip - 1, &(size_t){ 0 })) {
+			int v;
+
+			r->trapping = 1;	/* stopped by our own step */
+			v = exit_at(r, rt, &regs, regs.rip - 1);
+			r->trapping = 0;
+
+			if (v == BT_RECORDER_LEFT || v == BT_RECORDER_LEFT_STEP)
+				goto out;	/* it left on its own way out */
+			continue;
+		}
+		if (sig > 0 && bt_thread_regs(th, &regs) == 0 &&
+		    wrap_fault(r, rt, &regs, &si))
+			continue;
+		if (sig > 0 && sig <= 64)
+			resend |= 1ull << (sig - 1);
+	}
+	if (i == STEP_MAX)
+		goto dead;
+	leave_at(r, rt, &regs, orig, pend);
+	goto out;
+dead:
+	rc_drain(r, rt, 0);
+	rt->in = 0;
+out:
+	for (sig = 1; sig <= 64; sig++)
+		if (resend & (1ull << (sig - 1)))
+			syscall(SYS_tgkill, th->tgid ? th->tgid : r->t->pid,
+				th->tid, sig);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_REC_DRAIN_H
+#define BTRACE_REC_DRAIN_H
+
+/*
+ * The ring drain: the records a thread's translated code wrote into its
+ * ring (rec_ring.h) decoded against the program's code into instructions,
+ * branches and gaps, oldest first.  Pure: the ring comes in as a copy of
+ * its bytes with the positions the tracer keeps, the code as decoded
+ * blocks (rec_xlate.h) through a lookup, and the history goes out through
+ * callbacks.  No process, no ptrace: tests/unit/test_rec_drain.c.
+ *
+ * Positions count the bytes a thread wrote into its ring since it got it:
+ * the ring is written downwards from top, and each time a record would
+ * cross the bottom the writer starts a new pass at the top (rec_slot.c's
+ * ring_wrap, or rec_dispatch.c's wrap_fault for the thread's own records).
+ * What the pass before left lies between its end (prev_low) and top.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rb;
+
+/* A thread's ring as the drain sees it. */
+struct rec_ring_view {
+	/* bytes[a - base] is the byte at a, for a in [rec_drain_low(), top) */
+	const uint8_t *bytes;
+	uint64_t base, top;	/* the ring [base, top) */
+	uint64_t head;		/* TCB_HEAD: the newest whole record */
+	uint64_t pass_start;	/* bytes written before this pass */
+	uint64_t prev_start;	/* the same for the pass before */
+	uint64_t prev_low;	/* where that pass ended, 0: none */
+};
+
+/* Where the history goes, and where the code comes from. */
+struct rec_drain_ops {
+	/* The block at @pc (never freed while draining); NULL: none. */
+	const struct rb *(*block)(void *ctx, uint64_t pc);
+	/* @n more instructions ran ... */
+	void (*insns)(void *ctx, uint32_t n);
+	/* ... a branch @from -> @to of BT_BR_* @kind was taken ... */
+	void (*branch)(void *ctx, uint64_t from, uint64_t to, int kind);
+	/* ... or the history is not continuous (BT_GAP_* @reason). */
+	void (*gap)(void *ctx, int reason);
+};
+
+/* Where decoding stands; kept from one drain to the next. */
+struct rec_walker {
+	const struct rec_drain_ops *ops;
+	void *ctx;
+	uint64_t pc;		/* 0: unknown (REC_IND, REC_SYNC set it) */
+	uint64_t hi;		/* the last REC_IND's high half, ~0: none */
+};
+
+/* The lowest address rec_drain() reads: copy [it, top) into bytes. */
+uint64_t rec_drain_low(const struct rec_ring_view *v);
+
+/*
+ * Decode the records of @v written after the first *@drained bytes, then
+ * walk on to @stop (the thread's original pc; 0: unknown), moving @w.
+ * *@drained becomes the bytes written so far.  Records overwritten before
+ * they were drained make a BT_GAP_OVERFLOW gap first; a record that does
+ * not fit the code a BT_GAP_DECODE gap.  A record beyond head (one the
+ * thread was writing when it stopped) is never read.
+ * Returns 1 if records were lost, 0 if not; -bte_corrupt if head lies
+ * outside the ring, -bte_nomem (then nothing was decoded).
+ */
+int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
+	      struct rec_walker *w, uint64_t stop);
+
+#endif /* BTRACE_REC_DRAIN_H */

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Translating and linking (recorder_int.h): a block and what is reachable
+ * from it translated in one batch, direct exits linked to translations
+ * that exist, and the consistency of the cache with code that goes away
+ * (unmapped, remapped, made writable, written by a debugger).
+ */
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "btrace/error.h"
+#include "internal.h"
+#include "rec/recorder_int.h"
+#include "tracer/tracer.h"
+
+#define AHEAD_MAX	192		/* blocks translated per miss */
+
+/* ---- translating ------------------------------------------------------- */
+
+/* Code in [@lo, @hi) has translations: the spans, merged within 16 MiB. */
+static void span_add(struct bt_recorder *r, uint64_t lo, uint64_t hi)
+{
+	size_t i;
+
+	for (i = 0; i < r->nspan; i++)
+		if (lo < r->span_hi[i] + (16u << 20) &&
+		    hi + (16u << 20) > r->span_lo[i]) {
+			if (lo < r->span_lo[i])
+				r->span_lo[i] = lo;
+			if (hi > r->span_hi[i])
+				r->span_hi[i] = hi;
+			return;
+		}
+	if (r->nspan == SPAN_MAX) {	/* one span for all, then */
+		r->span_lo[0] = 0;
+		r->span_hi[0] = ~0ull;
+		return;
+	}
+	r->span_lo[r->nspan] = lo;
+	r->span_hi[r->nspan++] = hi;
+}
+
+static int span_overlaps(const struct bt_recorder *r, uint64_t lo, uint64_t hi)
+{
+	size_t i;
+
+	for (i = 0; i < r->nspan; i++)
+		if (lo < r->span_hi[i] && hi > r->span_lo[i])
+			return 1;
+	return 0;
+}
+
+/* Translate the one block @b carrying @pend; 0, or < 0 (then it stays
+ * untranslated). */
+static int translate_one(struct bt_recorder *r, struct bt_thread *th,
+			 struct rb *b, uint8_t pend)
+{
+	struct zone *z = rc_zone_for(r, th, b->start);
+	struct rx_emit e;
+	int ret;
+
+	if (!z)
+		return -bte_nomem;
+	rc_emit_init(r, &e, z);
+	ret = rx_translate(r->x, b, pend, &e);
+	if (ret == 0) {
+		/* direct links go past the lookup's entry */
+		b->trans[pend] = e.base +
+				 (pend == RX_PEND_NONE ? RX_ENTRY_LEN : 0);
+		ret = rc_zone_commit(r, z, &e);
+		if (ret < 0)
+			b->trans[pend] = 0;
+	}
+	free(e.pts);
+	if (ret == 0) {
+		r->translated++;
+		span_add(r, b->start, b->next + 1);
+	}
+	return ret;
+}
+
+/* Point the link whose rel32 is at @site (in @z) at @dest. */
+int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
+		  uint64_t dest)
+{
+	int64_t d = (int64_t)(dest - (site + 4));
+	int32_t rel;
+
+	if (d <= -NEAR || d >= NEAR) {
+		struct rx_emit e;
+
+		rc_emit_init(r, &e, z);
+		if (rx_emit_far_jump(&e, dest) < 0 ||
+		    rc_zone_commit(r, z, &e) < 0)
+			return -bte_nomem;
+		free(e.pts);
+		d = (int64_t)(e.base - (site + 4));
+	}
+	rel = (int32_t)d;
+	return rc_code_write(r, site, &rel, 4);
+}
+
+/* Link the exits of zone points [from...) whose targets now exist. */
+static void link_batch(struct bt_recorder *r, size_t *mark)
+{
+	size_t zi;
+
+	for (zi = 0; zi < r->nzone; zi++) {
+		struct zone *z = &r->zone[zi];
+		size_t i;
+
+		for (i = mark[zi]; i < z->npts; i++) {
+			struct rx_point *p = &z->pts[i];
+			const struct rb *b;
+
+			if (p->kind != PT_EXIT_DIRECT || (p->mask & RX_LINKED))
+				continue;
+			b = rc_block_find(r, p->orig);
+			if (b && b->trans[p->pend] &&
+			    rc_link_patch(r, z, p->aux, b->trans[p->pend]) == 0)
+				p->mask |= RX_LINKED;	/* the int3 is dead */
+		}
+	}
+}
+
+/* A block to translate: where, and the outcomes it carries. */
+struct ahead {
+	uint64_t at;
+	uint8_t pend;
+};
+
+/* What the translation of @b carrying @p leads to, queued at q[*tail]. */
+static void ahead_push(struct bt_recorder *r, const struct rb *b, uint8_t p,
+		       struct ahead *q, size_t *tail)
+{
+	if (p != RX_PEND_NONE && !rb_carries(b)) {	/* a stub */
+		q[(*tail)++] = (struct ahead){ b->start, RX_PEND_NONE };
+		return;
+	}
+	switch (b->term) {
+	case RB_COND:
+		q[(*tail)++] = (struct ahead){ b->next,
+					       rx_cond_pend(r->x, p, 0) };
+		q[(*tail)++] = (struct ahead){ b->target,
+					       rx_cond_pend(r->x, p, 1) };
+		break;
+	case RB_CALL:
+		q[(*tail)++] = (struct ahead){ b->target, p };
+		q[(*tail)++] = (struct ahead){ b->next, RX_PEND_NONE };
+		break;
+	case RB_JUMP:
+		q[(*tail)++] = (struct ahead){ b->target, p };
+		break;
+	case RB_CUT:
+	case RB_SYSCALL:
+	case RB_ICALL:
+		q[(*tail)++] = (struct ahead){ b->next, RX_PEND_NONE };
+		break;
+	}
+}
+
+/* Return sites of the calls in @q: found by the lookup when callees return. */
+static void return_sites(struct bt_recorder *r, struct bt_thread *th,
+			 const struct ahead *q, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rb *b = rc_block_find(r, q[i].at);
+		struct rb *site;
+
+		if (!b || !b->trans[q[i].pend] ||
+		    (b->term != RB_CALL && b->term != RB_ICALL))
+			continue;
+		site = rc_block_find(r, b->next);
+		if (site && site->trans[RX_PEND_NONE])
+			rc_table_insert(r, th, b->next,
+					site->trans[RX_PEND_NONE] -
+						RX_ENTRY_LEN, 0);
+	}
+}
+
+/*
+ * Translate the block at @a carrying @pend and what is statically
+ * reachable from it, up to AHEAD_MAX blocks; the return sites of calls go
+ * into the lookup tables.  *@trans: the translation of @a.  Returns 0 or
+ * < 0.
+ */
+int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
+		 uint8_t pend, uint64_t *trans)
+{
+	struct ahead queue[AHEAD_MAX * 2 + 2];
+	size_t head = 0, tail = 0, done = 0, mark[ZONE_MAX], i;
+	struct rb *first = rc_block_get(r, a);
+	int ret = 0;
+
+	if (!first)
+		return -bte_nomem;
+	if (first->trans[pend]) {
+		*trans = first->trans[pend];
+		return 0;
+	}
+	for (i = 0; i < ZONE_MAX; i++)
+		mark[i] = i < r->nzone ? r->zone[i].npts : 0;
+	queue[tail++] = (struct ahead){ a, pend };
+	while (head < tail && done < AHEAD_MAX) {
+		struct ahead q = queue[head++];
+		struct rb *b;
+
+		if (q.at != a && !r->host.translatable(r->t, q.at))
+			continue;
+		b = rc_block_get(r, q.at);
+		if (!b || b->trans[q.pend])
+			continue;
+		ret = translate_one(r, th, b, q.pend);
+		if (ret < 0 && q.at == a && q.pend == pend)
+			return ret;
+		if (ret < 0)
+			continue;
+		done++;
+		if (tail + 2 <= BT_ARRAY_SIZE(queue))
+			ahead_push(r, b, q.pend, queue, &tail);
+	}
+	return_sites(r, th, queue, head);
+	link_batch(r, mark);
+	*trans = first->trans[pend];
+	return rc_zones_flush(r);
+}
+
+/* ---- code that goes away ---------------------------------------------- */
+
+int rc_gone(const struct bt_recorder *r, uint64_t orig, uint64_t lo,
+	    uint64_t hi)
+{
+	const struct rb *b;
+
+	if (orig >= lo && orig < hi)
+		return 1;
+	b = rc_block_find(r, orig);
+	return b && b->dead;
+}
+
+/* Links into code in [@lo, @hi) go back to their exits. */
+static void links_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
+{
+	size_t i, zi;
+
+	for (zi = 0; zi < r->nzone; zi++) {
+		struct zone *z = &r->zone[zi];
+
+		for (i = 0; i < z->npts; i++) {
+			struct rx_point *p = &z->pts[i];
+			int32_t rel = 0;
+
+			if (p->kind == PT_EXIT_DIRECT &&
+			    (p->mask & RX_LINKED) &&
+			    rc_gone(r, p->orig, lo, hi) &&
+			    rc_code_write(r, p->aux, &rel, 4) == 0)
+				p->mask &= ~RX_LINKED;
+		}
+	}
+}
+
+/* Lookup entries for code in [@lo, @hi) are cleared. */
+static void tables_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
+{
+	static const uint64_t zero[2];
+	size_t i;
+	int w;
+
+	for (w = 0; w < 2; w++)
+		for (i = 0; i < RX_TABLE_ENTRIES; i++) {
+			uint64_t o = r->tab_orig[w][i];
+			uint64_t at = r->tables +
+				      (uint64_t)w * RX_TABLE_BYTES + i * 16;
+
+			if (o && rc_gone(r, o, lo, hi) &&
+			    rc_mem_write(r, at, zero, 8) == 0)
+				r->tab_orig[w][i] = 0;
+		}
+}
+
+/* Blocks marked dead are dropped. */
+static void blocks_gone(struct bt_recorder *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nbucket; i++) {
+		struct rb **pp = &r->bucket[i];
+
+		while (*pp) {
+			struct rb *b = *pp;
+
+			if (!b->dead) {
+				pp = &b->hnext;
+				continue;
+			}
+			*pp = b->hnext;
+			rb_release(b);
+			free(b);
+			r->nblocks--;
+		}
+	}
+}
+
+/*
+ * The code in [@lo, @hi) was unmapped, remapped or made writable: nothing
+ * may lead into its translations any more.  Links to them go back to
+ * their exits, lookup entries for them are cleared, their blocks are
+ * dropped (a thread inside one runs it to its end: what the program itself
+ * does with code it unmaps while running it).
+ */
+void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
+{
+	size_t i;
+
+	if (!span_overlaps(r, lo - RB_MAX_BYTES, hi))
+		return;
+	for (i = 0; i < r->nbucket; i++) {
+		struct rb *b;
+
+		for (b = r->bucket[i]; b; b = b->hnext)
+			if (b->start < hi && b->next + 1 > lo)
+				b->dead = 1;
+	}
+	links_gone(r, lo, hi);
+	tables_gone(r, lo, hi);
+	blocks_gone(r);
+	for (i = 0; i < CODE_PAGES; i++)
+		if (r->pages[i].addr + 4096 > lo && r->pages[i].addr < hi)
+			r->pages[i].valid = 0;
+	r->host.maps_changed(r->t);
+}
+
+void bt_recorder_invalidate(struct bt_recorder *r, uint64_t lo, uint64_t hi)
+{
+	rc_code_gone(r, lo & ~4095ull, (hi + 4095) & ~4095ull);
+}
+
+/* A syscall that may take code away is about to be stepped: note its range. */
+void rc_note_syscall(struct rthread *rt, const struct user_regs_struct *regs)
+{
+	uint64_t lo = regs->rdi & ~4095ull, len = regs->rsi;
+
+	switch (regs->rax) {
+	case SYS_mmap:
+		if (!(regs->r10 & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
+			return;	/* lands where nothing is */
+		break;
+	case SYS_mprotect:
+	case SYS_munmap:
+	case SYS_mremap:
+		break;
+	default:
+		return;
+	}
+	rt->gone_start = lo;
+	rt->gone_end = regs->rdi + len + 4095 < regs->rdi ? ~0ull :
+		       (regs->rdi + len + 4095) & ~4095ull;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recorder (recorder.h): its lifetime, its threads, and the memory it
+ * maps into each address space.  rec_xlate.h has the code it generates,
+ * rec_ring.h the ring, recorder_int.h the map of its files.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "btrace/error.h"
+#include "internal.h"
+#include "backend/soft/soft_displace.h"
+#include "rec/recorder_int.h"
+#include "tracer/tracer.h"
+
+/*
+ * Tables and rings go far below where the kernel puts the program's own
+ * mappings (top down from below the stack), so that they do not move
+ * them: a program sees its libraries where it would without btrace.
+ * Zones lie 256 MiB or more below the code they serve, for the same reason.
+ */
+#define FAR_HINT	0x600000000000ull
+
+/* ---- threads -------------------------------------------------------- */
+
+struct rthread *rc_rt_find(const struct bt_recorder *r,
+			   const struct bt_thread *th)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrt; i++)
+		if (r->rt[i].th == th)
+			return &r->rt[i];
+	return NULL;
+}
+
+struct rthread *rc_rt_get(struct bt_recorder *r, struct bt_thread *th)
+{
+	struct rthread *rt = rc_rt_find(r, th), *grown;
+
+	if (rt)
+		return rt;
+	if (r->nrt == r->rtcap) {
+		size_t cap = r->rtcap ? 2 * r->rtcap : 16;
+
+		grown = realloc(r->rt, cap * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		r->rt = grown;
+		r->rtcap = cap;
+	}
+	rt = &r->rt[r->nrt++];
+	memset(rt, 0, sizeof(*rt));
+	rt->th = th;
+	rt->slot = -1;
+	return rt;
+}
+
+int bt_recorder_in(const struct bt_recorder *r, const struct bt_thread *th)
+{
+	const struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
+
+	return rt && rt->in;
+}
+
+int bt_recorder_left_step(struct bt_recorder *r, struct bt_thread *th)
+{
+	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
+	int left = rt && rt->left_step;
+
+	if (rt)
+		rt->left_step = 0;
+	return left;
+}
+
+uint64_t bt_recorder_blocks(const struct bt_recorder *r)
+{
+	return r ? r->translated : 0;
+}
+
+/* ---- setting up --------------------------------------------------------- */
+
+/* Map the tables and reserve the slots, through @th. */
+int rc_setup(struct bt_recorder *r, struct bt_thread *th)
+{
+	int64_t at;
+	int ret;
+
+	if (r->ready)
+		return 0;
+	if (r->broken)
+		return -bte_nomem;
+	ret = rc_mem_open(r);
+	if (ret < 0)
+		return ret;
+	if (!r->syscall_insn)
+		r->syscall_insn = bt_find_syscall_insn(r->t, r->memfd);
+	if (!r->syscall_insn)
+		goto broken;
+	at = rc_syscall(r, th, SYS_mmap, FAR_HINT, 2 * RX_TABLE_BYTES,
+		      PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			      (uint64_t)-1);
+	if (at == -bte_busy)
+		return -bte_busy;
+	if (at < 0)
+		goto broken;
+	r->tables = (uint64_t)at;
+
+	r->slot_size = 4096 + r->t->opts.buffer_size + TCB_SIZE;
+	at = rc_syscall(r, th, SYS_mmap, FAR_HINT + (4u << 20),
+		      SLOT_MAX * r->slot_size, PROT_NONE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			      (uint64_t)-1);
+	if (at < 0)
+		goto broken;
+	r->slots = (uint64_t)at;
+	ret = rc_tables_alloc(r);
+	if (ret < 0)
+		return ret;
+	memset(r->slot_used, 0, sizeof(r->slot_used));
+	memset(r->slot_dirty, 0, sizeof(r->slot_dirty));
+	r->ready = 1;
+	return 0;
+broken:
+	r->broken = 1;
+	return bt_fail(bte_nomem, 0, "no memory for the recorder in %d",
+		       (int)r->t->pid);
+}
+
+void bt_recorder_thread_end(struct bt_recorder *r, struct bt_thread *th)
+{
+	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
+
+	if (!rt)
+		return;
+	if (rt->in) {
+		rc_drain(r, rt, 0);
+		rt->in = 0;
+	}
+	if (rt->slot >= 0)
+		r->slot_used[rt->slot] = 0;
+	*rt = r->rt[--r->nrt];
+}
+
+/* ---- lifetime ----------------------------------------------------------- */
+
+void bt_recorder_reset(struct bt_recorder *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	rc_blocks_clear(r);
+	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
+	for (i = 0; i < r->nzone; i++) {
+		free(r->zone[i].pts);
+		free(r->zone[i].pend);
+	}
+	r->nzone = 0;
+	r->ready = 0;
+	r->broken = 0;
+	r->syscall_insn = 0;
+	r->mem_pid = 0;
+	for (i = 0; i < r->nrt; i++) {
+		r->rt[i].in = 0;
+		r->rt[i].slot = -1;
+		r->rt[i].wpc = 0;
+		r->rt[i].whi = ~0ull;
+	}
+}
+
+int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
+		      const struct bt_recorder_host *host)
+{
+	struct bt_recorder *r = calloc(1, sizeof(*r));
+	int ret;
+
+	*out = NULL;
+	if (!r)
+		return bt_fail(bte_nomem, ENOMEM, "recorder");
+	r->t = t;
+	r->host = *host;
+	r->memfd = -1;
+	r->nbucket = 4096;
+	r->bucket = calloc(r->nbucket, sizeof(*r->bucket));
+	r->ringbuf = malloc(t->opts.buffer_size ? t->opts.buffer_size :
+						  BT_DEFAULT_BUFFER_SIZE);
+	r->emitbuf = malloc(ZONE_ROOM);
+	r->pages = calloc(CODE_PAGES, sizeof(*r->pages));
+	if (!r->bucket || !r->ringbuf || !r->emitbuf || !r->pages) {
+		bt_recorder_free(r);
+		return bt_fail(bte_nomem, ENOMEM, "recorder");
+	}
+	ret = rx_alloc(&r->x);
+	if (ret < 0) {
+		bt_recorder_free(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+void bt_recorder_free(struct bt_recorder *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	if (r->bucket)
+		rc_blocks_clear(r);
+	free(r->bucket);
+	for (i = 0; i < r->nzone; i++) {
+		free(r->zone[i].pts);
+		free(r->zone[i].pend);
+	}
+	free(r->tab_orig[0]);
+	free(r->tab_orig[1]);
+	free(r->rt);
+	free(r->ringbuf);
+	free(r->emitbuf);
+	free(r->pages);
+	rx_free(r->x);
+	if (r->memfd >= 0)
+		close(r->memfd);
+	free(r);
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_RECORDER_INT_H
+#define BTRACE_RECORDER_INT_H
+
+/*
+ * What the recorder's files share (recorder.h lists them); rc_ functions
+ * are internal to them.
+ *
+ * Memory the recorder maps into the process (through system calls run in
+ * a stopped thread): zones of translated code near the code they copy (a
+ * copy's rip-relative operands and rel32 jumps must reach), written
+ * through /proc/PID/mem; the two lookup tables; and one slot per thread,
+ * [guard page][ring][control block], the control block at the thread's gs
+ * base.  All of it stays mapped after detach, never run again.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "rec/recorder.h"
+#include "rec/rec_xlate.h"
+
+#define ZONE_SIZE	(16u << 20)
+#define ZONE_MAX	64
+#define ZONE_ROOM	(24u << 10)	/* free space a block may need */
+#define SLOT_MAX	256
+#define NEAR		(1ll << 31)	/* what a rel32 reaches */
+#define SPAN_MAX	64
+#define CODE_PAGES	256
+
+/* A zone of translations, and the points of its code (rx_point). */
+struct zone {
+	uint64_t base;
+	size_t used;
+	size_t flushed;			/* bytes written to the process */
+	uint8_t *pend;			/* [flushed, used) not yet written */
+	struct rx_point *pts;		/* by trans, ascending */
+	size_t npts, ptcap;
+};
+
+/* A thread, its slot and where decoding its ring stands. */
+struct rthread {
+	struct bt_thread *th;
+	int in;
+	int slot;			/* -1: none */
+	uint64_t tcb, base, top;	/* ring [base, top), TCB at top */
+	uint64_t prog_gs;		/* the program's gs base */
+	uint64_t pass_start;		/* bytes written before this pass */
+	uint64_t prev_start;		/* the same for the pass before */
+	uint64_t prev_low;		/* where that pass ended, 0: none */
+	uint64_t drained;		/* bytes decoded so far */
+	uint64_t wpc;			/* where decoding stands, 0: unknown */
+	uint64_t whi;			/* its high half of targets, ~0: none */
+	uint64_t gone_start, gone_end;	/* code its last syscall may take away */
+	int left_step;			/* it left to step the instruction */
+};
+
+struct code_page {
+	uint64_t addr;
+	int valid;
+	uint8_t bytes[4096];
+};
+
+struct bt_recorder {
+	struct bt_target *t;
+	struct bt_recorder_host host;
+	struct rx *x;
+	int memfd;
+	pid_t mem_pid;
+	int ready;			/* memory mapped in this address space */
+	int broken;			/* could not map it: decline from now */
+	int trapping;			/* handling a trap of the thread */
+	uint64_t syscall_insn;
+	uint64_t tables;		/* two RX_TABLE_BYTES tables */
+	uint64_t *tab_orig[2];		/* their orig columns, mirrored */
+	uint64_t slots;			/* SLOT_MAX slots, PROT_NONE reserved */
+	size_t slot_size;
+	uint8_t slot_used[SLOT_MAX];
+	uint8_t slot_dirty[SLOT_MAX];
+	struct zone zone[ZONE_MAX];
+	size_t nzone;
+	struct rb **bucket;		/* blocks by start */
+	size_t nbucket, nblocks;
+	uint64_t translated;
+	uint64_t version;
+	unsigned evict;
+	uint64_t span_lo[SPAN_MAX], span_hi[SPAN_MAX];	/* code translated */
+	size_t nspan;
+	struct rthread *rt;
+	size_t nrt, rtcap;
+	struct code_page *pages;	/* CODE_PAGES of them */
+	uint8_t *ringbuf;		/* a copy of a ring, for decoding */
+	uint8_t *emitbuf;
+};
+
+/* recorder.c: threads and setting up */
+struct rthread *rc_rt_find(const struct bt_recorder *r,
+			   const struct bt_thread *th);
+struct rthread *rc_rt_get(struct bt_recorder *r, struct bt_thread *th);
+int rc_setup(struct bt_recorder *r, struct bt_thread *th);
+
+/* rec_cache.c: the process's memory, blocks, zones and points, tables */
+int rc_mem_open(struct bt_recorder *r);
+int rc_mem_write(struct bt_recorder *r, uint64_t addr, const void *buf,
+		 size_t len);
+int rc_mem_read(struct bt_recorder *r, uint64_t addr, void *buf, size_t len);
+int64_t rc_syscall(struct bt_recorder *r, struct bt_thread *th, long nr,
+		   uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+		   uint64_t a4);
+struct rb *rc_block_find(const struct bt_recorder *r, uint64_t a);
+struct rb *rc_block_get(struct bt_recorder *r, uint64_t a);
+struct zone *rc_zone_of(struct bt_recorder *r, uint64_t pc);
+struct zone *rc_zone_for(struct bt_recorder *r, struct bt_thread *th,
+			 uint64_t a);
+struct rx_point *rc_point_at(struct bt_recorder *r, uint64_t pc, size_t *n);
+struct rx_point *rc_point_kind(struct bt_recorder *r, uint64_t pc, int kind);
+int rc_zones_flush(struct bt_recorder *r);
+int rc_code_write(struct bt_recorder *r, uint64_t addr, const void *buf,
+		  size_t len);
+int rc_zone_commit(struct bt_recorder *r, struct zone *z, struct rx_emit *e);
+void rc_emit_init(struct bt_recorder *r, struct rx_emit *e, struct zone *z);
+int rc_tables_alloc(struct bt_recorder *r);
+int rc_table_insert(struct bt_recorder *r, struct bt_thread *th,
+		    uint64_t orig, uint64_t trans, int need);
+void rc_blocks_clear(struct bt_recorder *r);
+void rc_cache_flush(struct bt_recorder *r);
+
+/* rec_link.c: translating, linking, code that goes away */
+int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
+		 uint8_t pend, uint64_t *trans);
+int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
+		  uint64_t dest);
+int rc_gone(const struct bt_recorder *r, uint64_t orig, uint64_t lo,
+	    uint64_t hi);
+void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi);
+void rc_note_syscall(struct rthread *rt, const struct user_regs_struct *regs);
+
+/* rec_slot.c: a thread's ring and control block */
+int rc_slot_take(struct bt_recorder *r, struct bt_thread *th,
+		 struct rthread *rt);
+int rc_head_read(struct bt_recorder *r, struct rthread *rt, uint64_t *head);
+void rc_ring_wrap(struct rthread *rt, uint64_t head);
+int rc_hi_reset(struct bt_recorder *r, struct rthread *rt);
+int rc_ring_put(struct bt_recorder *r, struct rthread *rt, const void *rec,
+		size_t len);
+int rc_ring_sync(struct bt_recorder *r, struct rthread *rt, uint64_t pc);
+void rc_drain(struct bt_recorder *r, struct rthread *rt, uint64_t stop);
+
+#endif /* BTRACE_RECORDER_INT_H */

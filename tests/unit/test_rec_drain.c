@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recorder's ring drain, without a process: ring bytes written here
+ * as the translated code and the tracer write them (rec_ring.h: records
+ * stored downwards, head moved once a record is whole, a new pass at the
+ * top when a record would cross the bottom), decoded against a few
+ * blocks of code, and the history checked event by event.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "btrace/branch.h"
+#include "btrace/error.h"
+#include "rec/rec_drain.h"
+#include "rec/rec_ring.h"
+#include "rec/rec_xlate.h"
+
+#define BASE 0x400000ull	/* where the code claims to be */
+#define RING 0x10000ull		/* where the ring claims to be */
+
+/*
+ * BASE+0  cmp %rcx,%rax     block A: [0, 5), a conditional to +8
+ * BASE+3  jl +3
+ * BASE+5  nop               block B: [5, 8), a jump to +10
+ * BASE+6  jmp +2
+ * BASE+8  nop               block C: [8, 11), a return
+ * BASE+9  nop
+ * BASE+10 ret               block D: [10, 11), the same return
+ */
+static const uint8_t code[] = {
+	0x48, 0x39, 0xc8, 0x7c, 0x03, 0x90, 0xeb, 0x02, 0x90, 0x90, 0xc3,
+};
+
+static int read_code(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	uint8_t page[4096] = { 0 };
+
+	if (addr < BASE || addr + len > BASE + sizeof(page))
+		return -1;
+	memcpy(page, code, sizeof(code));
+	memcpy(buf, page + (addr - BASE), len);
+	return 0;
+}
+
+enum { EV_INSNS = 1, EV_BRANCH, EV_GAP };
+
+struct ev {
+	int what;
+	uint64_t a, b;		/* insns: n; branch: from, to; gap: reason */
+	int kind;
+};
+
+/* The blocks (decoded on first use) and the events the drain gave. */
+struct fixture {
+	struct rx *x;
+	struct rb blocks[8];
+	size_t nblocks;
+	struct ev ev[64];
+	size_t nev;
+	/* the ring, as the thread and the tracer keep it */
+	uint8_t bytes[64];
+	size_t size;
+	struct rec_ring_view v;
+	uint64_t drained;
+	struct rec_walker w;
+};
+
+static const struct rb *fx_block(void *ctx, uint64_t pc)
+{
+	struct fixture *f = ctx;
+	size_t i;
+
+	for (i = 0; i < f->nblocks; i++)
+		if (f->blocks[i].start == pc)
+			return &f->blocks[i];
+	if (f->nblocks == 8 ||
+	    rx_block_decode(f->x, pc, read_code, NULL, NULL,
+			    &f->blocks[f->nblocks]) < 0)
+		return NULL;
+	return &f->blocks[f->nblocks++];
+}
+
+static void fx_push(struct fixture *f, struct ev e)
+{
+	assert_true(f->nev < 64);
+	f->ev[f->nev++] = e;
+}
+
+static void fx_insns(void *ctx, uint32_t n)
+{
+	fx_push(ctx, (struct ev){ EV_INSNS, n, 0, 0 });
+}
+
+static void fx_branch(void *ctx, uint64_t from, uint64_t to, int kind)
+{
+	fx_push(ctx, (struct ev){ EV_BRANCH, from, to, kind });
+}
+
+static void fx_gap(void *ctx, int reason)
+{
+	fx_push(ctx, (struct ev){ EV_GAP, (uint64_t)reason, 0, 0 });
+}
+
+static const struct rec_drain_ops fx_ops = {
+	.block = fx_block,
+	.insns = fx_insns,
+	.branch = fx_branch,
+	.gap = fx_gap,
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	assert_int_equal(rx_alloc(&f->x), 0);
+	f->size = sizeof(f->bytes);
+	f->v.bytes = f->bytes;
+	f->v.base = RING;
+	f->v.top = f->v.head = RING + f->size;
+	f->w = (struct rec_walker){ &fx_ops, f, 0, ~0ull };
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	size_t i;
+
+	for (i = 0; i < f->nblocks; i++)
+		rb_release(&f->blocks[i]);
+	rx_free(f->x);
+	free(f);
+	return 0;
+}
+
+/* A ring of @size bytes (at most sizeof(bytes)). */
+static void ring_size(struct fixture *f, size_t size)
+{
+	f->size = size;
+	f->v.top = f->v.head = RING + size;
+}
+
+/* Store a record as the writer does: a new pass where it would not fit. */
+static void put(struct fixture *f, const uint8_t *rec, size_t len)
+{
+	struct rec_ring_view *v = &f->v;
+
+	if (v->head - len < v->base) {
+		v->prev_start = v->pass_start;
+		v->prev_low = v->head;
+		v->pass_start += v->top - v->head;
+		v->head = v->top;
+	}
+	v->head -= len;
+	memcpy(f->bytes + (v->head - v->base), rec, len);
+}
+
+static void put_addr(struct fixture *f, uint8_t tag, uint64_t addr)
+{
+	uint8_t rec[REC_ADDR_LEN] = { tag };
+
+	memcpy(rec + 1, &addr, 8);
+	put(f, rec, sizeof(rec));
+}
+
+static void put_tnt(struct fixture *f, uint8_t tnt)
+{
+	put(f, &tnt, 1);
+}
+
+static int drain(struct fixture *f, uint64_t stop)
+{
+	f->nev = 0;
+	return rec_drain(&f->v, &f->drained, &f->w, stop);
+}
+
+static void ev_insns(const struct fixture *f, size_t i, uint32_t n)
+{
+	assert_true(i < f->nev);
+	assert_int_equal(f->ev[i].what, EV_INSNS);
+	assert_int_equal(f->ev[i].a, n);
+}
+
+static void ev_branch(const struct fixture *f, size_t i, uint64_t from,
+		      uint64_t to, int kind)
+{
+	assert_true(i < f->nev);
+	assert_int_equal(f->ev[i].what, EV_BRANCH);
+	assert_int_equal(f->ev[i].a, from);
+	assert_int_equal(f->ev[i].b, to);
+	assert_int_equal(f->ev[i].kind, kind);
+}
+
+static void ev_gap(const struct fixture *f, size_t i, int reason)
+{
+	assert_true(i < f->nev);
+	assert_int_equal(f->ev[i].what, EV_GAP);
+	assert_int_equal(f->ev[i].a, (uint64_t)reason);
+}
+
+/* A start, a conditional taken, a return: oldest first, with counts. */
+static void drain_basic(void **state)
+{
+	struct fixture *f = *state;
+
+	put_addr(f, REC_SYNC, BASE);
+	put_tnt(f, REC_TNT | 3);	/* one outcome, taken */
+	put_addr(f, REC_IND, BASE);	/* the ret's target */
+	assert_int_equal(drain(f, 0), 0);
+	assert_int_equal(f->nev, 4);
+	ev_insns(f, 0, 2);
+	ev_branch(f, 1, BASE + 3, BASE + 8, BT_BR_COND);
+	ev_insns(f, 2, 3);
+	ev_branch(f, 3, BASE + 10, BASE, BT_BR_RET);
+	assert_int_equal(f->drained, 19);
+	assert_int_equal(f->w.pc, BASE);
+}
+
+/*
+ * A second drain gives only what was written since, from where the
+ * first one stood, and walks on to the thread's pc.
+ */
+static void drain_incremental(void **state)
+{
+	struct fixture *f = *state;
+
+	put_addr(f, REC_SYNC, BASE);
+	put_tnt(f, REC_TNT | 2);	/* not taken */
+	assert_int_equal(drain(f, 0), 0);
+	assert_int_equal(f->nev, 1);
+	ev_insns(f, 0, 2);
+	assert_int_equal(f->w.pc, BASE + 5);
+
+	assert_int_equal(drain(f, 0), 0);
+	assert_int_equal(f->nev, 0);	/* nothing new */
+
+	put_addr(f, REC_IND, BASE);
+	assert_int_equal(drain(f, BASE + 3), 0);
+	assert_int_equal(f->nev, 5);
+	ev_insns(f, 0, 2);		/* nop, jmp */
+	ev_branch(f, 1, BASE + 6, BASE + 10, BT_BR_JUMP);
+	ev_insns(f, 2, 1);
+	ev_branch(f, 3, BASE + 10, BASE, BT_BR_RET);
+	ev_insns(f, 4, 1);		/* the cmp before the stop */
+	assert_int_equal(f->w.pc, BASE + 3);
+}
+
+/* A target record whose high half is that of the last REC_IND. */
+static void drain_ind32(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t rec[REC_IND32_LEN] = { REC_IND32 };
+	uint32_t lo = (uint32_t)BASE;
+
+	put_addr(f, REC_SYNC, BASE + 8);
+	put_addr(f, REC_IND, BASE);
+	put_tnt(f, REC_TNT | 3);
+	memcpy(rec + 1, &lo, 4);
+	put(f, rec, sizeof(rec));
+	assert_int_equal(drain(f, 0), 0);
+	assert_int_equal(f->nev, 6);
+	ev_branch(f, 1, BASE + 10, BASE, BT_BR_RET);
+	ev_branch(f, 3, BASE + 3, BASE + 8, BT_BR_COND);
+	ev_branch(f, 5, BASE + 10, BASE, BT_BR_RET);
+}
+
+/*
+ * The ring wraps: the oldest record is overwritten (a gap), decoding
+ * restarts at the first target or sync of what is left, and goes on
+ * across the wrap into the new pass.
+ */
+static void drain_wrap(void **state)
+{
+	struct fixture *f = *state;
+
+	ring_size(f, 32);
+	put_addr(f, REC_SYNC, BASE);	/* overwritten below */
+	put_tnt(f, REC_TNT | 3);	/* lost: nothing to start from */
+	put_addr(f, REC_IND, BASE);	/* decoding starts here */
+	put_addr(f, REC_SYNC, BASE);
+	put_tnt(f, REC_TNT | 2);
+	put_addr(f, REC_IND, BASE);	/* a new pass at the top */
+	assert_int_equal(f->v.prev_low, RING + 3);
+	assert_int_equal(f->v.pass_start, 29);
+
+	assert_int_equal(drain(f, 0), 1);
+	assert_int_equal(f->nev, 6);
+	ev_gap(f, 0, BT_GAP_OVERFLOW);
+	ev_insns(f, 1, 2);		/* the conditional not taken */
+	ev_insns(f, 2, 2);
+	ev_branch(f, 3, BASE + 6, BASE + 10, BT_BR_JUMP);
+	ev_insns(f, 4, 1);
+	ev_branch(f, 5, BASE + 10, BASE, BT_BR_RET);
+	assert_int_equal(f->drained, 29 + 9);
+}
+
+/*
+ * The thread stopped in the middle of a record: its bytes lie below head,
+ * which has not moved, and the drain never reads them.
+ */
+static void drain_torn(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t head;
+
+	put_addr(f, REC_SYNC, BASE);
+	put_tnt(f, REC_TNT | 3);
+	head = f->v.head;
+	put_addr(f, REC_IND, 0x1234567890ull);	/* being written ... */
+	f->v.head = head;			/* ... not committed */
+	assert_int_equal(drain(f, 0), 0);
+	assert_int_equal(f->nev, 2);
+	ev_insns(f, 0, 2);
+	ev_branch(f, 1, BASE + 3, BASE + 8, BT_BR_COND);
+	assert_int_equal(f->drained, 10);
+}
+
+/* A record that does not fit the code: a gap, and decoding starts again. */
+static void drain_misfit(void **state)
+{
+	struct fixture *f = *state;
+
+	put_addr(f, REC_SYNC, BASE + 5);
+	put_tnt(f, REC_TNT | 3);	/* block B ends in a jump, not a jcc */
+	put_addr(f, REC_IND, BASE);
+	put_tnt(f, REC_TNT | 2);
+	assert_int_equal(drain(f, 0), 0);
+	ev_gap(f, f->nev - 2, BT_GAP_DECODE);
+	ev_insns(f, f->nev - 1, 2);
+}
+
+/* A head outside the ring is refused, and nothing is decoded. */
+static void drain_corrupt(void **state)
+{
+	struct fixture *f = *state;
+
+	f->v.head = f->v.top + 1;
+	assert_int_equal(drain(f, 0), -bte_corrupt);
+	assert_int_equal(f->nev, 0);
+	f->v.head = f->v.base - 1;
+	assert_int_equal(drain(f, 0), -bte_corrupt);
+	assert_int_equal(f->drained, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(drain_basic, setup, teardown),
+		cmocka_unit_test_setup_teardown(drain_incremental, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(drain_ind32, setup, teardown),
+		cmocka_unit_test_setup_teardown(drain_wrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(drain_torn, setup, teardown),
+		cmocka_unit_test_setup_teardown(drain_misfit, setup, teardown),
+		cmocka_unit_test_setup_teardown(drain_corrupt, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
