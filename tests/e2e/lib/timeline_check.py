@@ -6,9 +6,14 @@ flame charts, for tests/e2e/timeline*.sh.
   timeline_check.py crash FILE                the timeline target's calls
   timeline_check.py same FILE1 FILE2          two files, the same events
   timeline_check.py svg FILE NAME...          well-formed, names shown
+  timeline_check.py png FILE                  a screenshot, not blank
+  timeline_check.py dom FILE NAME...          names on a rendered page
 """
 import json
+import re
+import struct
 import sys
+import zlib
 import xml.etree.ElementTree as ET
 
 
@@ -168,6 +173,68 @@ def cmd_svg(path, *names):
         fail("the stop is not marked")
 
 
+def png_rows(path):
+    """The rows of an 8-bit RGB/RGBA PNG, as bytes, and the pixel size."""
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail("%s is not a PNG" % path)
+    pos, idat, hdr = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        if kind == b"IHDR":
+            hdr = struct.unpack(">IIBBBBB", data[pos + 8:pos + 21])
+        elif kind == b"IDAT":
+            idat += data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+    w, h, depth, ctype = hdr[:4]
+    if depth != 8 or ctype not in (2, 6):
+        fail("%s: PNG of depth %d, colour type %d" % (path, depth, ctype))
+    bpp = 3 if ctype == 2 else 4
+    raw, rows, prev, stride = zlib.decompress(idat), [], bytearray(w * bpp), w * bpp
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return rows, w, h, bpp
+
+
+def cmd_png(path):
+    """Drawn: many colours (boxes, text), a good part not background."""
+    rows, w, h, bpp = png_rows(path)
+    colours, inked = set(), 0
+    for row in rows[::4]:
+        for x in range(0, w * bpp, 4 * bpp):
+            px = row[x:x + 3]
+            colours.add(px)
+            inked += px[0] < 235 or px[1] < 235 or px[2] < 235
+    total = len(rows[::4]) * len(range(0, w * bpp, 4 * bpp))
+    if len(colours) < 8 or inked < total // 20:
+        fail("%s looks blank: %d colours, %d of %d pixels drawn"
+             % (path, len(colours), inked, total))
+
+
+def cmd_dom(path, *names):
+    """Each name as the text of an element of the page (alone, or before
+    its args as speedscope shows them)."""
+    text = re.sub("<[^>]+>", "|", open(path).read())
+    for n in names:
+        if not re.search(r"\|%s( \{[^|]*\})?\|" % re.escape(n), text):
+            fail("%r is not on the page" % n)
+
+
 if __name__ == "__main__":
     {"json": cmd_json, "crash": cmd_crash, "same": cmd_same,
-     "svg": cmd_svg}[sys.argv[1]](*sys.argv[2:])
+     "svg": cmd_svg, "png": cmd_png, "dom": cmd_dom}[sys.argv[1]](*sys.argv[2:])
