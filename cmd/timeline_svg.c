@@ -22,6 +22,7 @@
 #define TOP		48
 #define AXIS_H		40
 #define CHAR_W		6.7		/* monospace 11px, for labels' widths */
+#define STOP_NAME_MAX	18		/* what fits right of the stop */
 
 /* The time window drawn: [t0, t1] on the clock, mapped to the chart. */
 struct frame {
@@ -226,9 +227,28 @@ static void svg_head(FILE *out, const struct tl *tl, int height)
 		(int)tl->tr->pid, CHART_X0, tl_clock_name(tl->clock));
 }
 
+/* The function thread @tid was in at the stop: its deepest open call. */
+static const struct tl_span *stopped_in(const struct tl *tl, pid_t tid)
+{
+	const struct tl_span *in = NULL;
+	size_t i, j;
+
+	for (i = 0; i < tl->nlanes; i++)
+		for (j = 0; tl->lane[i].tid == tid && j < tl->lane[i].n; j++)
+			if (tl->lane[i].span[j].open && !tl->lane[i].span[j].gap &&
+			    (!in || tl->lane[i].span[j].depth > in->depth))
+				in = &tl->lane[i].span[j];
+	return in;
+}
+
+/*
+ * The stop: a line at the right edge, its reason and the function the
+ * thread was in beside it (its box may be too narrow for a label).
+ */
 static void svg_stop(FILE *out, const struct tl *tl, int height)
 {
-	char stop[32];
+	const struct tl_span *in = stopped_in(tl, tl->tr->stop.tid);
+	char stop[32], buf[32];
 
 	fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
 		"stroke=\"#d00\" stroke-width=\"2\" stroke-dasharray=\"4 2\"/>\n"
@@ -237,6 +257,12 @@ static void svg_stop(FILE *out, const struct tl *tl, int height)
 		height - AXIS_H + 5, CHART_X1 + 6, TOP + 15,
 		tl->tr->stop.reason ? tl_stop_label(&tl->tr->stop, stop,
 						    sizeof(stop)) : "end");
+	if (!in || !tl->tr->stop.reason)
+		return;
+	fprintf(out, "<text x=\"%d\" y=\"%d\" style=\"fill: #d00\">in ",
+		CHART_X1 + 6, TOP + 29);
+	put_xml(out, tl_func(tl, in->addr, buf, sizeof(buf)), STOP_NAME_MAX);
+	fputs("</text>\n", out);
 }
 
 int tl_write_svg(FILE *out, const struct tl *tl)

@@ -19,7 +19,7 @@ __attribute__((noinline)) static void w_inner(int n)
 __attribute__((noinline)) static void w_outer(void)
 {
 	for (int i = 1; i <= 3; i++)
-		w_inner(100 * i);
+		w_inner(1000 * i);
 }
 
 static void *worker(void *arg)
@@ -43,9 +43,9 @@ __attribute__((noinline)) static void b(int n)
 
 __attribute__((noinline)) static void a(void)
 {
-	b(200);
+	b(2000);
 	sink++;
-	b(400);
+	b(4000);
 }
 
 __attribute__((noinline)) static void c(void)

@@ -4,8 +4,11 @@ flame charts, for tests/e2e/timeline*.sh.
 
   timeline_check.py json FILE [TID|stop]      structure, nesting, order
   timeline_check.py crash FILE                the timeline target's calls
+  timeline_check.py window FILE               a history that starts inside
+                                              main (its start overwritten)
   timeline_check.py same FILE1 FILE2          two files, the same events
   timeline_check.py svg FILE NAME...          well-formed, names shown
+                                              (@NAME: the one stopped in)
   timeline_check.py png FILE                  a screenshot, not blank
   timeline_check.py dom FILE NAME...          names on a rendered page
 """
@@ -144,6 +147,28 @@ def cmd_crash(path):
         fail("b's durations %d, %d" % (b1["dur"], b2["dur"]))
 
 
+def cmd_window(path):
+    """The ring lost the start: main was entered before the history
+    begins, so its span starts where the history does (after the gap that
+    says so) and holds everything after; c is still last."""
+    doc = cmd_json(path, "stop")
+    stop = [e for e in doc["traceEvents"] if e.get("cat") == "stop"][0]
+    spans, _ = threads(doc)
+    main = spans[stop["tid"]]
+    gaps = [e for e in doc["traceEvents"]
+            if e.get("cat") == "gap" and e["tid"] == stop["tid"]]
+    if not gaps or gaps[0]["ts"] > main[0]["ts"]:
+        fail("no gap before the history: %r" % gaps[:1])
+    m = by_name(main, "main")
+    if len(m) != 1 or "open" not in m[0]["cat"]:
+        fail("main: %r" % m)
+    if m[0]["ts"] != main[0]["ts"]:
+        fail("main starts at %d, the history at %d" % (m[0]["ts"], main[0]["ts"]))
+    if children(main, m[0])[-2:] != ["a", "c"] or main[-1]["name"] != "c":
+        fail("main ends calling %s, the last event is %s"
+             % (children(main, m[0]), main[-1]["name"]))
+
+
 def cmd_same(p1, p2):
     e1 = [e for e in load(p1)["traceEvents"] if e["ph"] != "M"]
     e2 = [e for e in load(p2)["traceEvents"] if e["ph"] != "M"]
@@ -165,10 +190,15 @@ def cmd_svg(path, *names):
     if not rects or any(g.find(ns + "title") is None for g in rects):
         fail("boxes without a <title>")
     for n in names:
-        if n not in texts:
-            fail("no label %r in the SVG (labels: %s)" % (n, texts[:40]))
+        stopped = n.startswith("@")
+        n = n.lstrip("@")
         if not any(t.startswith(n + " ") for t in titles):
             fail("no tooltip for %r" % n)
+        # the function stopped in: beside the stop (its box may be narrow)
+        if stopped and "in " + n not in texts:
+            fail("the stop does not say 'in %s' (labels: %s)" % (n, texts))
+        if not stopped and n not in texts:
+            fail("no label %r in the SVG (labels: %s)" % (n, texts[:40]))
     if not any(t.startswith("stop: ") for t in texts):
         fail("the stop is not marked")
 
@@ -236,5 +266,6 @@ def cmd_dom(path, *names):
 
 
 if __name__ == "__main__":
-    {"json": cmd_json, "crash": cmd_crash, "same": cmd_same,
+    {"json": cmd_json, "crash": cmd_crash, "window": cmd_window,
+     "same": cmd_same,
      "svg": cmd_svg, "png": cmd_png, "dom": cmd_dom}[sys.argv[1]](*sys.argv[2:])
