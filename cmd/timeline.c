@@ -377,17 +377,20 @@ static void json_span(FILE *out, const struct tl *tl,
 static void json_threads(FILE *out, const struct tl *tl)
 {
 	const struct bt_trace *tr = tl->tr;
-	char name[64], stop[32];
-	size_t i;
+	char name[128], stop[32];
+	size_t i, n;
 
 	for (i = 0; i < tl->nlanes; i++) {
+		n = snprintf(name, sizeof(name), "thread %d",
+			     (int)tl->lane[i].tid);
 		if (tl->lane[i].tid == tr->stop.tid && tr->stop.reason)
-			snprintf(name, sizeof(name), "thread %d (stopped: %s)",
-				 (int)tl->lane[i].tid,
-				 tl_stop_label(&tr->stop, stop, sizeof(stop)));
-		else
-			snprintf(name, sizeof(name), "thread %d",
-				 (int)tl->lane[i].tid);
+			n += snprintf(name + n, sizeof(name) - n,
+				      " (stopped: %s)",
+				      tl_stop_label(&tr->stop, stop,
+						    sizeof(stop)));
+		if (tl->lane[i].err)
+			snprintf(name + n, sizeof(name) - n, " (no trace: %s)",
+				 bt_errstr(tl->lane[i].err));
 		json_meta(out, tr->pid, tl->lane[i].tid, "thread_name", "name",
 			  name);
 		fprintf(out, ",\n{\"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
@@ -467,10 +470,10 @@ static int write_file(const char *path, const char *what, const struct tl *tl,
 		return -bte_io;
 	}
 	if (svg)
-		err = tl_write_svg(f, tl) < 0;
+		tl_write_svg(f, tl);
 	else
-		tl_write_json(f, tl), err = 0;
-	err |= ferror(f) != 0;
+		tl_write_json(f, tl);
+	err = ferror(f) != 0;
 	if (fclose(f) != 0 || err) {
 		fprintf(stderr, "btrace: cannot write '%s': %s\n", path,
 			strerror(errno));

@@ -64,7 +64,7 @@ const char *tl_src(const struct tl *tl, uint64_t addr, char *buf,
 const char *tl_stop_label(const struct bt_stop *stop, char *buf,
 			  size_t size);
 
-/* The flame chart of @tl; returns 0, or -1 if writing failed. */
-int tl_write_svg(FILE *out, const struct tl *tl);
+/* The flame chart of @tl (ferror(@out) tells whether writing failed). */
+void tl_write_svg(FILE *out, const struct tl *tl);
 
 #endif /* BTRACE_CMD_TIMELINE_SPAN_H */

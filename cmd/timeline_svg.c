@@ -265,7 +265,7 @@ static void svg_stop(FILE *out, const struct tl *tl, int height)
 	fputs("</text>\n", out);
 }
 
-int tl_write_svg(FILE *out, const struct tl *tl)
+void tl_write_svg(FILE *out, const struct tl *tl)
 {
 	struct frame f;
 	int y = TOP, height;
@@ -279,5 +279,4 @@ int tl_write_svg(FILE *out, const struct tl *tl)
 	svg_axis(out, tl, &f, y + 2);
 	svg_stop(out, tl, height);
 	fputs("</svg>\n", out);
-	return ferror(out) ? -1 : 0;
 }
