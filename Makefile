@@ -110,7 +110,7 @@ ifneq ($(NO_DEPS),1)
 	fi
 	@if [ ! -e $(WEB)/node_modules/speedscope/dist/release/index.html ] && command -v npm >/dev/null; then \
 	  echo "btrace: installing $(SPEEDSCOPE) into $(WEB) (browser tests)"; \
-	  mkdir -p $(WEB) && npm install --prefix $(WEB) --no-audit --no-fund --silent $(SPEEDSCOPE) >/dev/null \
+	  mkdir -p $(WEB) && npm install --prefix $(WEB) --no-audit --no-fund --save-exact --silent $(SPEEDSCOPE) >/dev/null \
 	    || echo "btrace: warning: npm install $(SPEEDSCOPE) failed; the browser tests will skip" >&2; \
 	fi
 endif
