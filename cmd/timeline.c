@@ -251,7 +251,6 @@ static int lane_from_capture(struct tl *tl, struct tl_lane *lane,
 {
 	struct view_src src = { .cap = cap, .image = image,
 				.symtab = tl->symtab };
-
 	int ret;
 
 	lane->tid = cap->tid;
