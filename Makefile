@@ -1,6 +1,7 @@
 # btrace — plain Makefile.  `make`, `make check`, `make demo`, `make bench`, `make fuzz`.
 # Options: V=1 (show commands), SANITIZE=address,undefined, CFLAGS=..., NO_DEPS=1
-# (skip the Debian package check).  `make install` / `make uninstall` take
+# (skip the Debian package check).  `make web-deps` installs what the browser
+# tests need (make check does).  `make install` / `make uninstall` take
 # PREFIX (/usr/local), DESTDIR and the directories below.
 
 CC       ?= cc
@@ -63,8 +64,8 @@ SYNTH_OBJ:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/tools/synth/*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CHECK:= $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-check/%.o)
 
-.PHONY: all deps check unit e2e demo bench fuzz clean format install \
-        uninstall shared
+.PHONY: all deps web-deps check unit e2e demo bench fuzz clean format \
+        install uninstall shared
 # The synthesizer object is reached only through pattern rules: keep it.
 .SECONDARY: $(SYNTH_OBJ)
 all: deps $(BTRACE) $(TGT_BIN) $(TOOL_BIN)
@@ -84,6 +85,33 @@ ifneq ($(NO_DEPS),1)
 	  else \
 	    echo "btrace: missing packages; run: sudo apt-get install$$missing" >&2; exit 1; \
 	  fi; \
+	fi
+endif
+
+# What the browser tests need (tests/e2e/timeline_browser.sh: speedscope
+# opens a --timeline file, the --svg picture renders), installed by
+# make check only, never by make: Debian's chromium and npm, then
+# speedscope from npm into $(WEB) (under build/, git-ignored), run from
+# there offline.  A failure is a warning: that test then skips.
+WEB_PKGS   := chromium nodejs npm fonts-dejavu-core
+WEB_FILES  := /usr/bin/chromium /usr/bin/node /usr/bin/npm \
+              /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+WEB        := $(BUILD)/web
+SPEEDSCOPE := speedscope@1.25.0
+
+web-deps:
+ifneq ($(NO_DEPS),1)
+	@missing=""; set -- $(WEB_FILES); \
+	for p in $(WEB_PKGS); do [ -e "$$1" ] || missing="$$missing $$p"; shift; done; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ]; then \
+	  echo "btrace: installing$$missing (browser tests)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$$missing >/dev/null; } \
+	    || echo "btrace: warning: apt-get install$$missing failed; the browser tests will skip" >&2; \
+	fi
+	@if [ ! -e $(WEB)/node_modules/speedscope/dist/release/index.html ] && command -v npm >/dev/null; then \
+	  echo "btrace: installing $(SPEEDSCOPE) into $(WEB) (browser tests)"; \
+	  mkdir -p $(WEB) && npm install --prefix $(WEB) --no-audit --no-fund --save-exact --silent $(SPEEDSCOPE) >/dev/null \
+	    || echo "btrace: warning: npm install $(SPEEDSCOPE) failed; the browser tests will skip" >&2; \
 	fi
 endif
 
@@ -217,7 +245,7 @@ uninstall:
 	done
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/btrace 2>/dev/null
 
-check: all $(UNIT_BIN) $(FUZZ_CHECK) shared
+check: all $(UNIT_BIN) $(FUZZ_CHECK) shared web-deps
 	$(Q)tests/run-tests $(UNIT_BIN)
 
 unit: all $(UNIT_BIN)

@@ -238,6 +238,8 @@ static int set_no_debuginfod(struct cmd_opts *o, const char *v)
 /* How it is traced: gdbserver too. */
 #define TRACING (CMD_RUN | CMD_ATTACH | CMD_GDBSERVER)
 #define SHOWN (CMD_RUN | CMD_ATTACH | CMD_SHOW | CMD_DECODE)
+/* Where a whole trace is at hand: every thread along time. */
+#define TIMED (CMD_RUN | CMD_ATTACH | CMD_SHOW)
 
 /*
  * Every shared option.  A name may come twice, for disjoint commands,
@@ -261,6 +263,15 @@ static const struct cmd_option cmd_options[] = {
 	CMD_OPT_STRING("output", 'o', "FILE", SHOWN, output,
 		       "-o wants a file name",
 		       "write the report to FILE, not to standard output"),
+	CMD_OPT_STRING("timeline", 0, "FILE", TIMED, timeline,
+		       "--timeline wants a file name",
+		       "also write every thread's call history along\n"
+		       "time to FILE as Chrome Trace Event JSON (Perfetto,\n"
+		       "speedscope); time is instructions until the\n"
+		       "trace has timestamps"),
+	CMD_OPT_STRING("svg", 0, "FILE", TIMED, svg, "--svg wants a file name",
+		       "also write a flame chart of each thread's last N\n"
+		       "calls (--last) to FILE, an SVG for any browser"),
 	CMD_OPT_FLAG("no-color", 0, SHOWN, no_color,
 		     "no colours, even on a terminal"),
 	CMD_OPT_FLAG("no-colour", 0, SHOWN, no_color, NULL),

@@ -55,6 +55,8 @@ struct cmd_opts {
 	int json;		/* --json */
 	int no_color;		/* --no-color */
 	const char *output;	/* -o FILE; NULL or "-": standard output */
+	const char *timeline;	/* --timeline FILE: Chrome Trace Event JSON */
+	const char *svg;	/* --svg FILE: a flame chart */
 
 	/* What is traced (run, attach). */
 	int backend;		/* --backend, enum bt_backend */

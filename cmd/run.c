@@ -22,6 +22,7 @@
 #include "run_trace.h"
 #include "save.h"
 #include "session.h"
+#include "timeline.h"
 #include "view.h"
 
 static const char run_about[] =
@@ -206,6 +207,9 @@ static int run_traced(struct bt_target *t, const struct cmd_opts *o,
 		save_trace(t, &stop, o->save);
 	if (o->save_dir)
 		save_on_crash(t, &stop, o->save_dir);
+	timeline_write_target(t, &stop, NULL,
+			      &(struct timeline_out){ o->timeline, o->svg,
+						      o->last });
 	report(t, &stop, o, out);
 	if (terminated) {
 		bt_target_kill(t);

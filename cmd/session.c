@@ -30,6 +30,7 @@
 #include "print.h"
 #include "save.h"
 #include "session.h"
+#include "timeline.h"
 #include "view.h"
 
 #define SESS_PROMPT "(btrace) "
@@ -1483,6 +1484,11 @@ int bt_session_main(struct bt_target *target,
 		if (do_save(&s, 2, save, 0))
 			s.failed = 1;
 	}
+	if ((o->timeline || o->svg) && !s.done &&
+	    timeline_write_target(target, &s.stop, sess_symtab(&s),
+				  &(struct timeline_out){ o->timeline, o->svg,
+							  o->last }) < 0)
+		s.failed = 1;
 	sess_run_ex(&s);
 	if (!o->batch && !s.done)
 		sess_loop(&s);

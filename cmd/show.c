@@ -16,6 +16,7 @@
 #include "debuginfo.h"
 #include "opts.h"
 #include "print.h"
+#include "timeline.h"
 #include "view.h"
 
 static const char show_about[] =
@@ -214,6 +215,11 @@ int cmd_show(int argc, char **argv)
 		fprintf(stderr, "btrace: out of memory\n");
 	if (ret == 0)
 		show_print(&s, out);
+	if (ret == 0)
+		ret = timeline_write_trace(s.trace, s.image, s.pc.symtab,
+					   &(struct timeline_out){ o.timeline,
+								   o.svg,
+								   o.last });
 	show_release(&s);
 	if (cmd_opts_close(&o, out) < 0)
 		ret = -1;
