@@ -88,13 +88,6 @@ struct bt_backend_ops {
 	 */
 	void (*fork)(struct bt_target *t, pid_t child, int shared);
 
-	/*
-	 * @len bytes of target memory at @addr were read into @buf: put back
-	 * the original bytes under the backend's own int3s.  May be NULL.
-	 */
-	void (*hide)(struct bt_target *t, uint64_t addr, void *buf,
-		     size_t len);
-
 	/* bt_target_cont() is about to return: all threads stopped. May be NULL. */
 	void (*stopped)(struct bt_target *t);
 

@@ -21,6 +21,7 @@
 #include "btrace/error.h"
 #include "internal.h"
 #include "rec/recorder.h"
+#include "tracer/aspace.h"
 #include "tracer/tracer.h"
 
 static const struct bt_backend_ops *const fast = &bt_backend_soft_fast;
@@ -37,26 +38,15 @@ static int host_translatable(struct bt_target *t, uint64_t addr)
 	return bt_fast_code_stable(t, addr);
 }
 
-/* A user breakpoint of target.c's, or an int3 of the fast mode's. */
+/* Any int3 of btrace's: a debugger's breakpoint, the fast mode's. */
 static int host_stop_at(struct bt_target *t, uint64_t addr)
 {
-	size_t i;
-
-	for (i = 0; i < t->nbreaks; i++)
-		if (t->breaks[i].number && t->breaks[i].addr == addr)
-			return 1;
-	return bt_fast_has_int3(t, addr);
+	return bt_aspace_kinds(bt_target_aspace(t, t->pid), addr) != 0;
 }
 
 static uint64_t host_stops_version(struct bt_target *t)
 {
-	uint64_t v = bt_fast_int3_count(t) * 0x9e3779b97f4a7c15ull;
-	size_t i;
-
-	for (i = 0; i < t->nbreaks; i++)
-		if (t->breaks[i].number)
-			v = v * 31 + t->breaks[i].addr;
-	return v;
+	return bt_aspace_version(bt_target_aspace(t, t->pid));
 }
 
 /* The program's code as it sees it: every int3 of btrace hidden. */
@@ -313,12 +303,6 @@ static void record_fork(struct bt_target *t, pid_t child, int shared)
 	fast->fork(t, child, shared);
 }
 
-static void record_hide(struct bt_target *t, uint64_t addr, void *buf,
-			size_t len)
-{
-	fast->hide(t, addr, buf, len);
-}
-
 static void record_signal(struct bt_target *t, struct bt_thread *th, int sig)
 {
 	fast->signal(t, th, sig);
@@ -346,7 +330,6 @@ const struct bt_backend_ops bt_backend_soft_record = {
 	.fork = record_fork,
 	.release = record_release,
 	.stopped = record_stopped,
-	.hide = record_hide,
 	.signal = record_signal,
 	.signalled = record_signalled,
 	.capture = record_capture,

@@ -18,41 +18,47 @@
 #include "btrace/error.h"
 #include "internal.h"
 #include "rec/recorder_int.h"
+#include "tracer/aspace.h"
 #include "tracer/tracer.h"
 
 /* ---- memory of the process ------------------------------------------ */
 
+/* The target's memory (tracer/aspace.h): the process the recorder runs. */
+static struct bt_aspace *rc_as(struct bt_recorder *r)
+{
+	return bt_target_aspace(r->t, r->t->pid);
+}
+
 int rc_mem_open(struct bt_recorder *r)
 {
-	char path[64];
+	struct bt_aspace *as = rc_as(r);
+	int fd;
 
-	if (r->memfd >= 0 && r->mem_pid == r->t->pid)
-		return 0;
-	if (r->memfd >= 0)
-		close(r->memfd);
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)r->t->pid);
-	r->memfd = open(path, O_RDWR | O_CLOEXEC);
-	if (r->memfd < 0)
-		return bt_fail(bte_perm, errno, "open(%s)", path);
-	r->mem_pid = r->t->pid;
-	return 0;
+	if (!as)
+		return -bte_nomem;
+	fd = bt_aspace_fd(as);
+	return fd < 0 ? fd : 0;
 }
 
 int rc_mem_write(struct bt_recorder *r, uint64_t addr, const void *buf,
 		 size_t len)
 {
-	if (pwrite(r->memfd, buf, len, (off_t)addr) != (ssize_t)len)
-		return bt_fail(bte_io, errno, "write 0x%llx",
-			       (unsigned long long)addr);
-	return 0;
+	ssize_t n = bt_aspace_write_raw(rc_as(r), addr, buf, len);
+
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 ? (int)n : bt_fail(bte_io, 0, "write 0x%llx",
+					(unsigned long long)addr);
 }
 
 int rc_mem_read(struct bt_recorder *r, uint64_t addr, void *buf, size_t len)
 {
-	if (pread(r->memfd, buf, len, (off_t)addr) != (ssize_t)len)
-		return bt_fail(bte_io, errno, "read 0x%llx",
-			       (unsigned long long)addr);
-	return 0;
+	ssize_t n = bt_aspace_read_raw(rc_as(r), addr, buf, len);
+
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 ? (int)n : bt_fail(bte_io, 0, "read 0x%llx",
+					(unsigned long long)addr);
 }
 
 int64_t rc_syscall(struct bt_recorder *r, struct bt_thread *th, long nr,

@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "backend/soft/soft_displace.h"
 #include "rec/recorder_int.h"
+#include "tracer/aspace.h"
 #include "tracer/tracer.h"
 
 /*
@@ -97,7 +98,8 @@ int rc_setup(struct bt_recorder *r, struct bt_thread *th)
 	if (ret < 0)
 		return ret;
 	if (!r->syscall_insn)
-		r->syscall_insn = bt_find_syscall_insn(r->t, r->memfd);
+		r->syscall_insn = bt_find_syscall_insn(r->t,
+			bt_aspace_fd(bt_target_aspace(r->t, r->t->pid)));
 	if (!r->syscall_insn)
 		goto broken;
 	at = rc_syscall(r, th, SYS_mmap, FAR_HINT, 2 * RX_TABLE_BYTES,
@@ -164,7 +166,6 @@ void bt_recorder_reset(struct bt_recorder *r)
 	r->ready = 0;
 	r->broken = 0;
 	r->syscall_insn = 0;
-	r->mem_pid = 0;
 	for (i = 0; i < r->nrt; i++) {
 		r->rt[i].in = 0;
 		r->rt[i].slot = -1;
@@ -184,7 +185,6 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 		return bt_fail(bte_nomem, ENOMEM, "recorder");
 	r->t = t;
 	r->host = *host;
-	r->memfd = -1;
 	r->nbucket = 4096;
 	r->bucket = calloc(r->nbucket, sizeof(*r->bucket));
 	r->ringbuf = malloc(t->opts.buffer_size ? t->opts.buffer_size :
@@ -224,7 +224,5 @@ void bt_recorder_free(struct bt_recorder *r)
 	free(r->emitbuf);
 	free(r->pages);
 	rx_free(r->x);
-	if (r->memfd >= 0)
-		close(r->memfd);
 	free(r);
 }

@@ -67,8 +67,6 @@ struct bt_recorder {
 	struct bt_target *t;
 	struct bt_recorder_host host;
 	struct rx *x;
-	int memfd;
-	pid_t mem_pid;
 	int ready;			/* memory mapped in this address space */
 	int broken;			/* could not map it: decline from now */
 	int trapping;			/* handling a trap of the thread */

@@ -462,7 +462,19 @@ ssize_t bt_aspace_write(struct bt_aspace *as, uint64_t addr, const void *buf,
 
 /* Forks, exec and the end */
 
-int bt_aspace_fork_clean(const struct bt_aspace *as, pid_t child)
+/* Is one of the kinds in @mask holding @b? */
+static int bp_held_by(const struct bt_bp *b, unsigned mask)
+{
+	int k;
+
+	for (k = 0; k < BT_BP_NKINDS; k++)
+		if (b->count[k] && (mask & BT_BP_MASK(k)))
+			return 1;
+	return 0;
+}
+
+int bt_aspace_fork_clean(const struct bt_aspace *as, pid_t child,
+			 unsigned mask)
 {
 	struct bt_aspace *copy;
 	size_t i;
@@ -474,37 +486,55 @@ int bt_aspace_fork_clean(const struct bt_aspace *as, pid_t child)
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < as->cap && ret >= 0; i++)
-		if (as->bp[i].addr)
+		if (as->bp[i].addr && bp_held_by(&as->bp[i], mask))
 			ret = (int)bt_aspace_write_raw(copy, as->bp[i].addr,
 						       &as->bp[i].orig, 1);
 	bt_aspace_free(copy);
 	return ret < 0 ? ret : 0;
 }
 
-int bt_aspace_fork(const struct bt_aspace *as, pid_t child,
+/* The child's table: @as's breakpoints of the kinds in @mask, unlifted. */
+static int fork_table(const struct bt_aspace *as, struct bt_aspace *c,
+		      unsigned mask)
+{
+	size_t i;
+	int k, ret;
+
+	for (i = 0; i < as->cap; i++) {
+		const struct bt_bp *b = &as->bp[i];
+		struct bt_bp *n;
+
+		if (!b->addr || !bp_held_by(b, mask))
+			continue;
+		if (2 * (c->nbp + 1) > c->cap && (ret = bp_grow(c)) < 0)
+			return ret;
+		n = bp_slot(c, b->addr);
+		n->addr = b->addr;
+		n->orig = b->orig;
+		for (k = 0; k < BT_BP_NKINDS; k++)
+			if (mask & BT_BP_MASK(k))
+				n->count[k] = b->count[k];
+		c->nbp++;
+	}
+	return 0;
+}
+
+int bt_aspace_fork(const struct bt_aspace *as, pid_t child, unsigned mask,
 		   struct bt_aspace **out)
 {
 	struct bt_aspace *c;
-	size_t i;
 	int ret;
 
 	*out = NULL;
 	ret = bt_aspace_alloc(child, &c);
 	if (ret < 0)
 		return ret;
-	if (as->nbp) {
-		c->bp = calloc(as->cap, sizeof(*c->bp));
-		if (!c->bp) {
-			bt_aspace_free(c);
-			return bt_fail(bte_nomem, errno, "breakpoint table");
-		}
-		memcpy(c->bp, as->bp, as->cap * sizeof(*c->bp));
-		c->cap = as->cap;
-		c->nbp = as->nbp;
-	}
 	/* The parent's lifts are its threads' steps, not the child's. */
-	for (i = 0; i < c->cap; i++)
-		c->bp[i].lifted = 0;
+	ret = fork_table(as, c, mask);
+	if (ret < 0) {
+		bt_aspace_free(c);
+		return ret;
+	}
 	*out = c;
 	return 0;
 }
@@ -526,20 +556,53 @@ void bt_aspace_exec(struct bt_aspace *as)
 	bp_clear(as);
 }
 
+/* The int3 of @b goes for good: its byte back, unless the program's now. */
+static void bp_restore(struct bt_aspace *as, const struct bt_bp *b)
+{
+	uint8_t now;
+
+	if (b->lifted || as->lifted_all)
+		return;
+	if (bt_aspace_read_raw(as, b->addr, &now, 1) == 1 && now != INT3)
+		return;		/* the program's own code now */
+	byte_write(as, b->addr, b->orig);
+}
+
 void bt_aspace_release(struct bt_aspace *as)
 {
 	size_t i;
-	uint8_t now;
 
-	for (i = 0; i < as->cap; i++) {
-		const struct bt_bp *b = &as->bp[i];
-
-		if (!b->addr || b->lifted || as->lifted_all)
-			continue;
-		if (bt_aspace_read_raw(as, b->addr, &now, 1) == 1 &&
-		    now != INT3)
-			continue;	/* the program's own code now */
-		byte_write(as, b->addr, b->orig);
-	}
+	for (i = 0; i < as->cap; i++)
+		if (as->bp[i].addr)
+			bp_restore(as, &as->bp[i]);
 	bp_clear(as);
+}
+
+void bt_aspace_remove_kind(struct bt_aspace *as, int kind)
+{
+	size_t i = 0;
+
+	if (kind < 0 || kind >= BT_BP_NKINDS)
+		return;
+	while (i < as->cap) {
+		struct bt_bp *b = &as->bp[i];
+
+		if (!b->addr || !b->count[kind]) {
+			i++;
+			continue;
+		}
+		b->count[kind] = 0;
+		as->version++;
+		if (bp_held(b)) {
+			i++;
+			continue;
+		}
+		bp_restore(as, b);
+		bp_delete(as, b);	/* a later entry may move here: again */
+	}
+}
+
+int bt_aspace_lifted_all(const struct bt_aspace *as)
+{
+	return as->lifted_all;
 }

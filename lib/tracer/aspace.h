@@ -39,6 +39,7 @@ enum bt_bp_kind {
 
 /* bt_aspace_kinds(): a bit per kind. */
 #define BT_BP_MASK(kind) (1u << (kind))
+#define BT_BP_ALL ((1u << BT_BP_NKINDS) - 1)
 
 struct bt_aspace;
 
@@ -138,19 +139,26 @@ int bt_aspace_unlift(struct bt_aspace *as, uint64_t addr);
 void bt_aspace_lift_all(struct bt_aspace *as);
 void bt_aspace_unlift_all(struct bt_aspace *as);
 
+/* Between bt_aspace_lift_all() and bt_aspace_unlift_all()? */
+int bt_aspace_lifted_all(const struct bt_aspace *as);
+
 /*
- * Fork child @child, not followed, got a copy of the memory with every
- * int3 in it: put the original bytes back there before it is let go.
+ * Fork child @child, not followed (or followed, by a backend that keeps
+ * none of its int3s there), got a copy of the memory with every int3 in
+ * it: put the original bytes back there under those of the kinds in
+ * @mask (BT_BP_MASK bits; BT_BP_ALL for every one) before it is let go.
  * Returns 0, or -bte_io / -bte_exited if its memory cannot be opened.
  */
-int bt_aspace_fork_clean(const struct bt_aspace *as, pid_t child);
+int bt_aspace_fork_clean(const struct bt_aspace *as, pid_t child,
+			 unsigned mask);
 
 /*
  * Fork child @child, followed: its copy of the memory holds @as's int3s,
- * so its address space starts with @as's table, into *@out.  Returns 0,
- * or -bte_nomem.
+ * so its address space starts with @as's breakpoints of the kinds in
+ * @mask (the others are the fork clean-up's: bt_aspace_fork_clean()),
+ * into *@out.  Returns 0, or -bte_nomem.
  */
-int bt_aspace_fork(const struct bt_aspace *as, pid_t child,
+int bt_aspace_fork(const struct bt_aspace *as, pid_t child, unsigned mask,
 		   struct bt_aspace **out);
 
 /*
@@ -165,5 +173,11 @@ void bt_aspace_exec(struct bt_aspace *as);
  * (its own code stays), and the table empty.
  */
 void bt_aspace_release(struct bt_aspace *as);
+
+/*
+ * Every breakpoint of @kind goes (a backend's at its end): where no other
+ * kind holds the address, the int3 goes as in bt_aspace_release().
+ */
+void bt_aspace_remove_kind(struct bt_aspace *as, int kind);
 
 #endif /* BTRACE_ASPACE_H */

@@ -33,8 +33,11 @@ static int aspace_add(struct bt_target *t, struct bt_aspace *as)
 
 /*
  * Fork child @child of process @parent is followed: its memory is a copy
- * of its parent's, our int3s in it.  An address space made for it at a
- * first stop that came before this event is replaced.
+ * of its parent's, our int3s in it.  Its table starts with the debugger's
+ * breakpoints (they are the child's too); a backend takes its own out of
+ * the child's memory (bt_aspace_fork_clean()) or puts them in again.  An
+ * address space made for it at a first stop that came before this event
+ * is replaced.
  */
 int bt_target_aspace_fork(struct bt_target *t, pid_t parent, pid_t child)
 {
@@ -44,7 +47,7 @@ int bt_target_aspace_fork(struct bt_target *t, pid_t parent, pid_t child)
 
 	if (!from)
 		return -bte_nomem;
-	ret = bt_aspace_fork(from, child, &as);
+	ret = bt_aspace_fork(from, child, BT_BP_MASK(BT_BP_USER), &as);
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < t->nforks; i++)
@@ -95,8 +98,6 @@ ssize_t bt_thread_mem(struct bt_target *t, struct bt_thread *th,
 	if (!as)
 		return -bte_nomem;
 	n = bt_aspace_read(as, addr, buf, len);
-	if (n > 0 && t->ops->hide)
-		t->ops->hide(t, addr, buf, (size_t)n);
 	return n;
 }
 

@@ -326,7 +326,7 @@ static void fork_release(struct bt_target *t, pid_t parent, pid_t child,
 	}
 	as = bt_target_aspace(t, parent);
 	if (as && !shared)
-		bt_aspace_fork_clean(as, child);
+		bt_aspace_fork_clean(as, child, BT_BP_ALL);
 	if (t->ops->fork)
 		t->ops->fork(t, child, shared);
 	ptrace(PTRACE_DETACH, child, 0, 0);

@@ -263,16 +263,28 @@ static void fork_clean(void **state)
 	assert_int_equal(bt_aspace_write_raw(cas, at, &cc, 1), 1);
 	assert_int_equal(bt_aspace_write_raw(cas, at + 8, &cc, 1), 1);
 
-	assert_int_equal(bt_aspace_fork_clean(as, child), 0);
+	/* the backend's only: the debugger's stays in the child */
+	assert_int_equal(bt_aspace_fork_clean(as, child,
+					      BT_BP_MASK(BT_BP_BACKEND)), 0);
+	assert_int_equal(raw_at(cas, &page[500]), 0xcc);
+	assert_int_equal(raw_at(cas, &page[508]), page[508]);
+	assert_int_equal(bt_aspace_fork_clean(as, child, BT_BP_ALL), 0);
 	assert_int_equal(raw_at(cas, &page[500]), page[500]);
 	assert_int_equal(raw_at(cas, &page[508]), page[508]);
 	assert_int_equal(raw_at(as, &page[500]), 0xcc);	/* the parent's stay */
 
-	assert_int_equal(bt_aspace_fork(as, child, &fas), 0);
+	assert_int_equal(bt_aspace_fork(as, child, BT_BP_ALL, &fas), 0);
 	assert_int_equal(bt_aspace_pid(fas), child);
 	assert_int_equal(bt_aspace_kinds(fas, at), BT_BP_MASK(BT_BP_USER));
 	assert_int_equal(bt_aspace_kinds(fas, at + 8),
 			 BT_BP_MASK(BT_BP_BACKEND));
+	bt_aspace_free(fas);
+	/* the debugger's alone: the backend's are not the child's */
+	assert_int_equal(bt_aspace_fork(as, child, BT_BP_MASK(BT_BP_USER),
+					&fas), 0);
+	assert_int_equal(bt_aspace_kinds(fas, at), BT_BP_MASK(BT_BP_USER));
+	assert_int_equal(bt_aspace_kinds(fas, at + 8), 0);
+	assert_int_equal(bt_aspace_count(fas), 1);
 	bt_aspace_release(as);
 	assert_int_equal(raw_at(as, &page[500]), page[500]);
 	assert_int_equal(raw_at(as, &page[508]), page[508]);
@@ -282,6 +294,41 @@ static void fork_clean(void **state)
 	bt_aspace_free(as);
 	child_end(child);
 	child_end(parent);
+}
+
+/*
+ * A backend's end: every int3 of its kind goes, those another kind holds
+ * stay, and one the program wrote over keeps the program's byte.
+ */
+static void remove_kind(void **state)
+{
+	pid_t pid = child_start();
+	struct bt_aspace *as;
+	uint64_t v;
+	uint8_t mine = 0x90;
+	int i;
+
+	assert_int_equal(bt_aspace_alloc(pid, &as), 0);
+	for (i = 0; i < 200; i++)
+		assert_int_equal(ins(as, &page[i * 3], BT_BP_BACKEND), 0);
+	assert_int_equal(ins(as, &page[30], BT_BP_USER), 0);
+	assert_int_equal(ins(as, &page[1000], BT_BP_USER), 0);
+	assert_int_equal(bt_aspace_write_raw(as, (uint64_t)&page[60], &mine, 1),
+			 1);
+	v = bt_aspace_version(as);
+	bt_aspace_remove_kind(as, BT_BP_BACKEND);
+	assert_true(bt_aspace_version(as) != v);
+	assert_int_equal(bt_aspace_count(as), 2);
+	for (i = 0; i < 200; i++) {
+		uint8_t want = i == 10 ? 0xcc : i == 20 ? mine : page[i * 3];
+
+		assert_int_equal(raw_at(as, &page[i * 3]), want);
+		assert_int_equal(bt_aspace_kinds(as, (uint64_t)&page[i * 3]),
+				 i == 10 ? BT_BP_MASK(BT_BP_USER) : 0);
+	}
+	assert_int_equal(raw_at(as, &page[1000]), 0xcc);
+	bt_aspace_free(as);
+	child_end(pid);
 }
 
 /* Many int3s, half removed: the table finds every one left. */
@@ -393,6 +440,7 @@ int main(void)
 		cmocka_unit_test_setup(version_changes, setup),
 		cmocka_unit_test_setup(lift_counted, setup),
 		cmocka_unit_test_setup(fork_clean, setup),
+		cmocka_unit_test_setup(remove_kind, setup),
 		cmocka_unit_test_setup(many, setup),
 		cmocka_unit_test_setup(read_gone, setup),
 		cmocka_unit_test_setup(read_leader_gone, setup),

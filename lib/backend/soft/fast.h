@@ -40,12 +40,6 @@ void bt_fast_set_above(struct bt_target *t, void *above);
  */
 int bt_fast_code_stable(struct bt_target *t, uint64_t addr);
 
-/* Does an int3 of the fast mode's wait at @addr? */
-int bt_fast_has_int3(struct bt_target *t, uint64_t addr);
-
-/* How many int3s of the fast mode's wait (they change when it does). */
-size_t bt_fast_int3_count(struct bt_target *t);
-
 /* The process's mappings of code may have changed. */
 void bt_fast_maps_changed(struct bt_target *t);
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The fast mode's int3s (soft_fast.h): one table of them, shared by all
- * threads, written into the process through /proc/PID/mem with the
- * original byte kept; the addresses of those taken out (a late trap there
- * is still ours); reading code as the program sees it; and taking them
- * out of memory that a fork child keeps or shares.
+ * The fast mode's int3s (soft_fast.h): one table of what it knows of each
+ * (shared by all threads), the int3s themselves kept by the target's
+ * address space (tracer/aspace.h, kind BT_BP_BACKEND), which owns the
+ * memory and the original bytes; the addresses of those taken out (a late
+ * trap there is still ours); reading code as the program sees it; and
+ * taking them out of memory that a fork child keeps or shares.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,59 +37,6 @@ struct fast_bp *fast_bp_find(const struct fast *f, uint64_t addr)
 		if (b->addr == addr)
 			return b;
 	return NULL;
-}
-
-int bt_fast_has_int3(struct bt_target *t, uint64_t addr)
-{
-	return fast_bp_find(fast_of(t), addr) != NULL;
-}
-
-size_t bt_fast_int3_count(struct bt_target *t)
-{
-	return fast_of(t)->nbp;
-}
-
-int fast_mem_open(struct bt_target *t, struct fast *f)
-{
-	char path[64];
-
-	if (f->memfd >= 0 && f->mem_pid == t->pid)
-		return 0;
-	if (f->memfd >= 0)
-		close(f->memfd);
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)t->pid);
-	f->memfd = open(path, O_RDWR | O_CLOEXEC);
-	if (f->memfd < 0)
-		return bt_fail(bte_perm, errno, "open(%s)", path);
-	f->mem_pid = t->pid;
-	return 0;
-}
-
-int fast_mem_poke(struct fast *f, uint64_t addr, uint8_t byte)
-{
-	if (f->lifted_all && byte == 0xcc)
-		return 0;	/* a vfork child runs in this memory */
-	if (pwrite(f->memfd, &byte, 1, (off_t)addr) != 1)
-		return bt_fail(bte_io, errno, "write 0x%llx",
-			       (unsigned long long)addr);
-	return 0;
-}
-
-void fast_hide(struct bt_target *t, uint64_t addr, void *buf,
-	       size_t len)
-{
-	struct fast *f = fast_of(t);
-	uint8_t *p = buf;
-	size_t i;
-
-	if (!f || !f->nbp)
-		return;
-	for (i = 0; i < len; i++) {
-		const struct fast_bp *b = fast_bp_find(f, addr + i);
-
-		if (b)
-			p[i] = b->orig;
-	}
 }
 
 /* Read code as the program sees it: every int3 of btrace hidden. */
@@ -141,7 +89,7 @@ int fast_bp_insert(struct bt_target *t, uint64_t addr, int kind,
 		   struct fast_bp **out)
 {
 	struct fast *f = fast_of(t);
-	uint8_t code[BT_INSN_MAX_LEN], orig;
+	uint8_t code[BT_INSN_MAX_LEN];
 	struct bt_insn in;
 	struct fast_bp *b;
 	size_t h;
@@ -156,12 +104,10 @@ int fast_bp_insert(struct bt_target *t, uint64_t addr, int kind,
 	}
 	if (fast_code_read(t, addr, code) < 0)
 		return -bte_io;
-	orig = code[0];
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return bt_fail(bte_nomem, ENOMEM, "breakpoint");
 	b->addr = addr;
-	b->orig = orig;
 	b->kind = (uint8_t)kind;
 	if (bt_insn_decode(f->dis, code, sizeof(code), addr, &in) == 0)
 		b->iclass = in.iclass;
@@ -171,7 +117,7 @@ int fast_bp_insert(struct bt_target *t, uint64_t addr, int kind,
 			  bt_displace_can(f->dsp, code, sizeof(code), addr);
 	if (kind == BP_TARGET && b->iclass != BT_INSN_OTHER)
 		b->kind = b->emu_ok ? BP_DECIDE : BP_STEP;
-	ret = fast_mem_poke(f, addr, 0xcc);
+	ret = bt_aspace_insert(fast_as(t), addr, BT_BP_BACKEND);
 	if (ret < 0) {
 		free(b);
 		return ret;
@@ -232,8 +178,9 @@ static void gone_add(struct fast *f, uint64_t addr)
 }
 
 /* Take the int3 at @addr out (the original byte back). */
-void fast_bp_remove(struct fast *f, uint64_t addr)
+void fast_bp_remove(struct bt_target *t, uint64_t addr)
 {
+	struct fast *f = fast_of(t);
 	struct fast_bp **pp, *b;
 
 	if (!f->nbp)
@@ -241,7 +188,7 @@ void fast_bp_remove(struct fast *f, uint64_t addr)
 	for (pp = &f->bp[bp_hash(addr, f->nbp_bucket)]; (b = *pp);
 	     pp = &b->next)
 		if (b->addr == addr) {
-			fast_mem_poke(f, addr, b->orig);
+			bt_aspace_remove(fast_as(t), addr, BT_BP_BACKEND);
 			gone_add(f, addr);
 			*pp = b->next;
 			free(b);
@@ -250,114 +197,87 @@ void fast_bp_remove(struct fast *f, uint64_t addr)
 		}
 }
 
-/*
- * Put the original byte back under @b when tracing ends, unless the
- * program has written over our int3 since (code patched in place): its
- * own code stays.
- */
-static void bp_restore(struct fast *f, const struct fast_bp *b)
-{
-	uint8_t now;
-
-	if (pread(f->memfd, &now, 1, (off_t)b->addr) == 1 && now != 0xcc)
-		return;
-	fast_mem_poke(f, b->addr, b->orig);
-}
-
-/* Put back the original bytes of every int3 in [start, end). */
-void fast_bp_remove_range(struct fast *f, uint64_t start, uint64_t end,
-			  int write)
+/* Forget every int3 (the memory they were in is gone: exec). */
+void fast_bp_forget_all(struct fast *f)
 {
 	size_t i;
 
 	for (i = 0; i < f->nbp_bucket; i++) {
-		struct fast_bp **pp = &f->bp[i];
+		struct fast_bp *b = f->bp[i], *next;
 
-		while (*pp) {
-			struct fast_bp *b = *pp;
-
-			if (b->addr >= start && b->addr < end) {
-				if (write)
-					bp_restore(f, b);
-				*pp = b->next;
-				free(b);
-				f->nbp--;
-			} else {
-				pp = &b->next;
-			}
+		for (; b; b = next) {
+			next = b->next;
+			free(b);
 		}
+		f->bp[i] = NULL;
 	}
+	f->nbp = 0;
 }
 
 /*
- * @th is done stepping over the int3 it lifted: put it back, unless
- * another thread is stepping over the same one (its step would run
- * into the int3 and take it for the program's).
+ * Tracing ends: every int3 of ours out of memory (the program's own code
+ * stays where it wrote over one since) and forgotten.
  */
+void fast_bp_release(struct bt_target *t)
+{
+	struct bt_aspace *as = fast_as(t);
+
+	if (as)
+		bt_aspace_remove_kind(as, BT_BP_BACKEND);
+	fast_bp_forget_all(fast_of(t));
+}
+
+/*
+ * @th steps over our int3 at @addr: lift it (the original byte in) until
+ * fast_bp_unlift(); lifts are counted, so that one thread's step over it
+ * does not put it back under another's.
+ */
+int fast_bp_lift(struct bt_target *t, struct bt_thread *th, uint64_t addr)
+{
+	struct fast_thread *ft = th->bk;
+	int ret = bt_aspace_lift(fast_as(t), addr);
+
+	if (ret == 0)
+		ft->lifted = addr;
+	return ret;
+}
+
+/* @th is done stepping over the int3 it lifted: put it back. */
 void fast_bp_unlift(struct bt_target *t, struct bt_thread *th)
 {
 	struct fast_thread *ft = th->bk;
-	struct fast *f = fast_of(t);
 	uint64_t addr = ft->lifted;
-	size_t i;
 
 	ft->lifted = 0;
-	if (!addr || !f || !fast_bp_find(f, addr))
-		return;		/* or the int3 is gone meanwhile */
-	for (i = 0; i < t->nthreads; i++) {
-		const struct fast_thread *o = t->threads[i]->bk;
-
-		if (o && o->lifted == addr)
-			return;
-	}
-	fast_mem_poke(f, addr, 0xcc);
+	if (addr)	/* -bte_noent: the int3 went meanwhile */
+		bt_aspace_unlift(fast_as(t), addr);
 }
 
 /* ---- fork children ----------------------------------------------------- */
 
-/* Put every int3 back (after a vfork child left our memory). */
-void fast_bp_reinsert_all(struct fast *f)
-{
-	size_t i;
-
-	f->lifted_all = 0;
-	for (i = 0; i < f->nbp_bucket; i++) {
-		struct fast_bp *b;
-
-		for (b = f->bp[i]; b; b = b->next)
-			fast_mem_poke(f, b->addr, 0xcc);
-	}
-}
-
+/*
+ * A fork child: one not followed was cleaned of every int3 by the tracer
+ * already (bt_aspace_fork_clean); a vfork child runs in our memory until
+ * it execs or exits (the parent's VFORK_DONE), with every int3 out.
+ */
 void fast_fork(struct bt_target *t, pid_t child, int shared)
 {
 	struct fast *f = fast_of(t);
-	char path[64];
-	size_t i;
-	int fd;
 
-	if (!f || !f->nbp)
-		return;
-	if (shared) {
-		for (i = 0; i < f->nbp_bucket; i++) {
-			struct fast_bp *b;
+	if (f && f->nbp && shared)
+		bt_aspace_lift_all(fast_as(t));
+}
 
-			for (b = f->bp[i]; b; b = b->next)
-				fast_mem_poke(f, b->addr, b->orig);
-		}
-		f->lifted_all = 1;
-		return;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)child);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	for (i = 0; i < f->nbp_bucket; i++) {
-		struct fast_bp *b;
+/*
+ * A followed fork child is single-stepped: its copy of the memory keeps
+ * none of our int3s (nor does its address space: the tracer copies only
+ * the debugger's into it).
+ */
+void fast_fork_followed(struct bt_target *t, pid_t child)
+{
+	struct fast *f = fast_of(t);
 
-		for (b = f->bp[i]; b; b = b->next)
-			if (pwrite(fd, &b->orig, 1, (off_t)b->addr) != 1)
-				break;
-	}
-	close(fd);
+	if (f && f->nbp)
+		bt_aspace_fork_clean(fast_as(t), child,
+				     BT_BP_MASK(BT_BP_BACKEND));
 }

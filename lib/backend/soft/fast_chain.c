@@ -494,7 +494,7 @@ static void bp_drop_unused(struct bt_target *t, struct fast_thread *ft,
 		if (o && o != ft && (o->foreign || chain_needs(o, addr)))
 			return;
 	}
-	fast_bp_remove(f, addr);
+	fast_bp_remove(t, addr);
 }
 
 /* The next main-path block after @b, 0 when the chain stops at @b. */

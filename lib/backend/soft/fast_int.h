@@ -20,6 +20,7 @@
 #include "backend/soft/soft_block.h"
 #include "backend/soft/soft_displace.h"
 #include "backend/soft/soft_emu.h"
+#include "tracer/aspace.h"
 #include "tracer/tracer.h"
 
 #define CHAIN_MAX 64
@@ -35,7 +36,6 @@ enum fast_bp_kind {
 
 struct fast_bp {
 	uint64_t addr;
-	uint8_t orig;
 	uint8_t kind;		/* enum fast_bp_kind */
 	uint8_t iclass;		/* enum bt_insn_class of the instruction */
 	uint8_t emu_ok;
@@ -116,8 +116,6 @@ struct fast_region {
 
 
 struct fast {
-	int memfd;
-	pid_t mem_pid;
 	struct bt_block_cache *blocks;
 	struct bt_disasm *dis;
 	struct bt_emu *emu;
@@ -139,7 +137,6 @@ struct fast {
 	int entries_done;
 	int setup_done;
 	int no_taken_sides;	/* chains for entries: main path only */
-	int lifted_all;		/* every int3 out while a vfork child runs */
 	uint64_t loader_hook;	/* _dl_debug_state, while a trigger waits */
 	struct fast_thread scratch;	/* chains built for entries */
 	void *above;		/* a backend built on this one (fast.h) */
@@ -148,6 +145,16 @@ struct fast {
 static inline struct fast *fast_of(struct bt_target *t)
 {
 	return t->bk;
+}
+
+/*
+ * The target's memory and every int3 in it (tracer/aspace.h): the fast
+ * mode's are BT_BP_BACKEND there; its table below keeps what it knows of
+ * each (kind, decoded instruction, slot).
+ */
+static inline struct bt_aspace *fast_as(struct bt_target *t)
+{
+	return bt_target_aspace(t, t->pid);
 }
 
 static inline int ft_foreign(const struct bt_thread *th)
@@ -159,19 +166,16 @@ static inline int ft_foreign(const struct bt_thread *th)
 struct fast_bp *fast_bp_find(const struct fast *f, uint64_t addr);
 int fast_bp_insert(struct bt_target *t, uint64_t addr, int kind,
 		   struct fast_bp **out);
-void fast_bp_reinsert_all(struct fast *f);
-void fast_bp_remove(struct fast *f, uint64_t addr);
-void fast_bp_remove_range(struct fast *f, uint64_t start, uint64_t end,
-			  int write);
+void fast_bp_remove(struct bt_target *t, uint64_t addr);
+void fast_bp_forget_all(struct fast *f);
+void fast_bp_release(struct bt_target *t);
+int fast_bp_lift(struct bt_target *t, struct bt_thread *th, uint64_t addr);
 void fast_bp_unlift(struct bt_target *t, struct bt_thread *th);
 int fast_code_read(struct bt_target *t, uint64_t addr,
 		   uint8_t code[BT_INSN_MAX_LEN]);
 void fast_fork(struct bt_target *t, pid_t child, int shared);
+void fast_fork_followed(struct bt_target *t, pid_t child);
 int fast_gone_has(const struct fast *f, uint64_t addr);
-void fast_hide(struct bt_target *t, uint64_t addr, void *buf,
-	       size_t len);
-int fast_mem_open(struct bt_target *t, struct fast *f);
-int fast_mem_poke(struct fast *f, uint64_t addr, uint8_t byte);
 int fast_read(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /* fast_filter.c: the map of code, untraced code, --from/--until */

@@ -75,15 +75,20 @@ static int bp_slot(struct bt_target *t, struct bt_thread *th,
 		   struct fast_bp *b)
 {
 	struct fast *f = fast_of(t);
+	struct bt_aspace *as = fast_as(t);
 	uint8_t code[BT_INSN_MAX_LEN];
+	int fd;
 
 	if (b->slot)
 		return 0;
-	if (ft_foreign(th) || f->lifted_all)
-		return -bte_nosys;
+	if (ft_foreign(th) || bt_aspace_lifted_all(as))
+		return -bte_nosys;	/* a vfork child runs in this memory */
 	if (fast_code_read(t, b->addr, code) < 0)
 		return -bte_io;
-	return bt_displace_make(f->dsp, t, th, f->memfd, code, sizeof(code),
+	fd = bt_aspace_fd(as);
+	if (fd < 0)
+		return fd;
+	return bt_displace_make(f->dsp, t, th, fd, code, sizeof(code),
 				b->addr, &b->slot);
 }
 
@@ -96,7 +101,6 @@ static int bp_hit(struct bt_target *t, struct bt_thread *th,
 		  struct fast_bp *b, struct user_regs_struct *regs)
 {
 	struct fast_thread *ft = th->bk;
-	struct fast *f = fast_of(t);
 	struct user_regs_struct r = *regs;
 	struct bt_emu_result res;
 
@@ -107,7 +111,8 @@ static int bp_hit(struct bt_target *t, struct bt_thread *th,
 	if (b->kind == BP_STEP || !b->emu_ok ||
 	    bt_emu_eval(&b->emu, &r, emu_read, t, &res) < 0)
 		goto step;
-	if (res.push && pwrite(f->memfd, &res.push_value, 8, (off_t)r.rsp) != 8)
+	if (res.push && bt_aspace_write_raw(fast_as(t), r.rsp, &res.push_value,
+					    8) != 8)
 		goto step;
 	if (set_regs(th, &r) < 0)
 		return -bte_ptrace;
@@ -208,12 +213,7 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 
 int fast_ptrace(int req, struct bt_thread *th, int sig)
 {
-	if (ptrace(req, th->tid, 0, (void *)(long)sig) < 0)
-		return bt_fail(errno == ESRCH ? bte_exited : bte_ptrace, errno,
-			       "ptrace(%s, %d)",
-			       req == PTRACE_CONT ? "CONT" : "SINGLESTEP",
-			       (int)th->tid);
-	return 0;
+	return bt_thread_restart(th, req, sig);
 }
 
 int fast_step_start(struct bt_thread *th, int state,
@@ -324,23 +324,20 @@ int fast_slot_restart(struct bt_target *t, struct bt_thread *th,
  * took out after the thread hit it (another thread's chain no longer
  * needed it)?  Then it is ours: nothing but the int3 ran, the thread is
  * rewound and goes on.  Not if an int3 is there now (the program's), nor
- * at a breakpoint of target.c's.  Returns 1 if ours.
+ * at a debugger's breakpoint.  Returns 1 if ours.
  */
 static int gone_trap(struct bt_target *t, struct bt_thread *th,
 		     struct user_regs_struct *regs)
 {
 	struct fast_thread *ft = th->bk;
-	struct fast *f = fast_of(t);
+	struct bt_aspace *as = fast_as(t);
 	uint64_t at = regs->rip - 1;
 	uint8_t byte;
-	size_t i;
 
-	if (!fast_gone_has(f, at) ||
-	    pread(f->memfd, &byte, 1, (off_t)at) != 1 || byte == 0xcc)
+	if (!fast_gone_has(fast_of(t), at) ||
+	    bt_aspace_read_raw(as, at, &byte, 1) != 1 || byte == 0xcc ||
+	    (bt_aspace_kinds(as, at) & BT_BP_MASK(BT_BP_USER)))
 		return 0;
-	for (i = 0; i < t->nbreaks; i++)
-		if (t->breaks[i].number && t->breaks[i].addr == at)
-			return 0;
 	regs->rip = at;
 	if (ft->state == FT_NATIVE)
 		ft->need_step = 0;	/* runs on natively */

@@ -36,7 +36,7 @@ static void fast_exec(struct bt_target *t, struct fast *f)
 {
 	size_t i;
 
-	fast_bp_remove_range(f, 0, ~0ull, 0);
+	fast_bp_forget_all(f);	/* the tracer emptied the address space */
 	bt_block_clear(f->blocks);
 	bt_displace_reset(f->dsp);
 	free(f->gone);
@@ -47,7 +47,6 @@ static void fast_exec(struct bt_target *t, struct fast *f)
 	f->nentries = 0;
 	f->entries_done = 0;
 	f->maps_stale = 1;
-	f->mem_pid = 0;
 	for (i = 0; i < t->nthreads; i++) {
 		struct fast_thread *ft = t->threads[i]->bk;
 
@@ -62,20 +61,23 @@ static void fast_exec(struct bt_target *t, struct fast *f)
 static int fast_setup(struct bt_target *t, struct bt_thread *th)
 {
 	struct fast *f = fast_of(t);
+	struct bt_aspace *as = fast_as(t);
 	int ret;
 
+	if (!as)
+		return -bte_nomem;
 	if (th->why == BT_TS_EVENT && th->event == PTRACE_EVENT_EXEC &&
 	    f->setup_done && !((struct fast_thread *)th->bk)->foreign) {
 		fast_exec(t, f);
 		f->setup_done = 0;
 	}
-	if (f->lifted_all && th->why == BT_TS_EVENT &&
+	if (bt_aspace_lifted_all(as) && th->why == BT_TS_EVENT &&
 	    th->event == PTRACE_EVENT_VFORK_DONE)
-		fast_bp_reinsert_all(f);
+		bt_aspace_unlift_all(as);	/* the vfork child left */
 	if (f->setup_done)
 		return 0;
 	f->setup_done = 1;
-	ret = fast_mem_open(t, f);
+	ret = bt_aspace_fd(as);		/* the memory can be written */
 	if (ret < 0)
 		return ret;
 	return fast_triggers(t, f);
@@ -125,14 +127,11 @@ static int step_over(struct bt_target *t, struct bt_thread *th,
 		     struct user_regs_struct *regs)
 {
 	struct fast_thread *ft = th->bk;
-	struct fast *f = fast_of(t);
-	struct fast_bp *b = fast_bp_find(f, regs->rip);
+	struct fast_bp *b = fast_bp_find(fast_of(t), regs->rip);
 
 	ft->need_step = 0;
-	if (b) {
-		fast_mem_poke(f, b->addr, b->orig);
-		ft->lifted = b->addr;
-	}
+	if (b)
+		fast_bp_lift(t, th, b->addr);
 	return fast_step_start(th, FT_STEPOVER, regs, 0);
 }
 
@@ -222,7 +221,7 @@ int bt_fast_cont(struct bt_thread *th)
 	return fast_ptrace(PTRACE_CONT, th, 0);
 }
 
-/* target.c steps @th over one of its own breakpoints (int3 lifted). */
+/* The tracer steps @th over a debugger's breakpoint (int3 lifted). */
 static int fast_step(struct bt_target *t, struct bt_thread *th, int sig)
 {
 	struct fast_thread *ft = th->bk;
@@ -262,8 +261,6 @@ static void fast_free(struct fast *f)
 		}
 	}
 	free(f->bp);
-	if (f->memfd >= 0)
-		close(f->memfd);
 	bt_block_cache_free(f->blocks);
 	bt_disasm_free(f->dis);
 	bt_emu_free(f->emu);
@@ -283,7 +280,6 @@ static int fast_init(struct bt_target *t)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return bt_fail(bte_nomem, ENOMEM, "fast backend");
-	f->memfd = -1;
 	f->armed = !o->from_sym;
 	f->maps_stale = 1;
 	f->filtered = (o->only && o->only[0]) || (o->exclude && o->exclude[0]);
@@ -332,8 +328,7 @@ static void fast_release(struct bt_target *t)
 	/* no thread is left in a slot: they stay, but are never run again */
 	for (i = 0; i < t->nthreads; i++)
 		fast_thread_unslot_stopped(t, t->threads[i]);
-	if (f->memfd >= 0)
-		fast_bp_remove_range(f, 0, ~0ull, !f->lifted_all);
+	fast_bp_release(t);
 }
 
 static void fast_fini(struct bt_target *t)
@@ -342,7 +337,7 @@ static void fast_fini(struct bt_target *t)
 
 	if (!f)
 		return;
-	fast_bp_remove_range(f, 0, ~0ull, 1);
+	fast_bp_release(t);
 	fast_free(f);
 	t->bk = NULL;
 }
@@ -363,7 +358,7 @@ static int fast_thread_start(struct bt_target *t, struct bt_thread *th)
 		 */
 		ft->foreign = 1;
 		ft->state = FT_RUN;
-		fast_fork(t, th->tgid, 0);
+		fast_fork_followed(t, th->tgid);
 	}
 	return 0;
 }
@@ -443,8 +438,8 @@ static void fast_moved(struct bt_target *t, struct bt_thread *th,
 
 /*
  * A debugger writes the program's memory: int3s of ours there go (the
- * loader hook stays, over the new byte), and the code decoded or
- * translated there is forgotten.
+ * loader hook stays: the address space keeps it over the new byte), and
+ * the code decoded or translated there is forgotten.
  */
 static void fast_write(struct bt_target *t, uint64_t addr, uint8_t *buf,
 		       size_t len)
@@ -457,14 +452,8 @@ static void fast_write(struct bt_target *t, uint64_t addr, uint8_t *buf,
 	for (i = 0; i < len && f->nbp; i++) {
 		struct fast_bp *b = fast_bp_find(f, addr + i);
 
-		if (!b)
-			continue;
-		if (b->pinned) {
-			b->orig = buf[i];
-			buf[i] = 0xcc;
-		} else {
-			fast_bp_remove(f, addr + i);
-		}
+		if (b && !b->pinned)
+			fast_bp_remove(t, addr + i);
 	}
 	bt_block_invalidate(f->blocks, addr, addr + len);
 }
@@ -484,7 +473,6 @@ const struct bt_backend_ops bt_backend_soft_fast = {
 	.fork = fast_fork,
 	.release = fast_release,
 	.stopped = fast_stopped,
-	.hide = fast_hide,
 	.signal = fast_signal,
 	.signalled = fast_signalled,
 	.capture = fast_capture,
