@@ -523,6 +523,25 @@ static void stop_words(const struct bt_stop *stop, char *buf, size_t size)
 	}
 }
 
+/* "sent by pid 42 (sh) with kill() (SI_USER)"; no pid when unknown. */
+static void stop_sender(const struct bt_stop *stop, const char *name,
+			char *buf, size_t size)
+{
+	char by[48] = "";
+
+	if (stop->sender && stop->sender_comm[0])
+		snprintf(by, sizeof(by), " by pid %d (%.16s)",
+			 (int)stop->sender, stop->sender_comm);
+	else if (stop->sender)
+		snprintf(by, sizeof(by), " by pid %d", (int)stop->sender);
+	if (stop->si_code == SI_QUEUE)
+		snprintf(buf, size, "sent%s with %s (%s), value %" PRId64, by,
+			 send_call(stop->si_code), name, stop->value);
+	else
+		snprintf(buf, size, "sent%s with %s (%s)", by,
+			 send_call(stop->si_code), name);
+}
+
 /*
  * How a signal came, from its si_code: "address not mapped
  * (SEGV_MAPERR)", "sent by pid 42 (sh) with kill() (SI_USER)"; "" for a
@@ -531,36 +550,23 @@ static void stop_words(const struct bt_stop *stop, char *buf, size_t size)
 static void stop_how(const struct bt_stop *stop, char *buf, size_t size)
 {
 	const char *words, *name;
-	int kind, n;
 
 	buf[0] = '\0';
 	if (!has_siginfo(stop))
 		return;
-	kind = bt_sigcode_describe(stop->signal, stop->si_code, &words, &name);
-	if (kind == 1) {
-		n = snprintf(buf, size, "sent");
-		if (stop->sender)
-			n += snprintf(buf + n, size - n, " by pid %d",
-				      (int)stop->sender);
-		if (stop->sender && stop->sender_comm[0])
-			n += snprintf(buf + n, size - n, " (%.16s)",
-				      stop->sender_comm);
-		n += snprintf(buf + n, size - n, " with %s (%s)",
-			      send_call(stop->si_code), name);
-		if (stop->si_code == SI_QUEUE)
-			snprintf(buf + n, size - n, ", value %" PRId64,
-				 stop->value);
-	} else if (stop->si_code == SI_KERNEL &&
-		   (stop->signal == SIGSEGV || stop->signal == SIGBUS)) {
-		snprintf(buf, size, "raised by the kernel with no fault address "
-			 "(SI_KERNEL): a general protection fault (a "
+	if (bt_sigcode_describe(stop->signal, stop->si_code, &words,
+				&name) == 1)
+		stop_sender(stop, name, buf, size);
+	else if (stop->si_code == SI_KERNEL &&
+		 (stop->signal == SIGSEGV || stop->signal == SIGBUS))
+		snprintf(buf, size, "raised by the kernel with no fault "
+			 "address (SI_KERNEL): a general protection fault (a "
 			 "non-canonical address, a privileged instruction) or "
 			 "a signal frame it could not write");
-	} else if (words) {
+	else if (words)
 		snprintf(buf, size, "%s (%s)", words, name);
-	} else {
+	else
 		snprintf(buf, size, "si_code %d", stop->si_code);
-	}
 }
 
 static void print_stop(FILE *out, const struct bt_stop *stop,

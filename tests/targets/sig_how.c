@@ -2,12 +2,12 @@
 /*
  * Fatal signals that come in different ways (tests/e2e/run_sig_how.sh):
  *	(none), null	a store through NULL: SIGSEGV, SEGV_MAPERR at 0x0
- *	rodata		a store into read-only memory: SIGSEGV, SEGV_ACCERR
+ *	rodata		a store into read-only data: SIGSEGV, SEGV_ACCERR
  *	kill		kill(getpid(), SIGSEGV): SI_USER, no address
  *	sigqueue	sigqueue(getpid(), SIGUSR1, 1234): SI_QUEUE, value
- *	other		a child named "sig_sender" sends SIGTERM with kill()
+ *	other		a child, "sig_sender", sends SIGTERM with kill()
  *	div0		an integer division by zero: SIGFPE, FPE_INTDIV
- *	bus		a load past the end of a mapped file: SIGBUS, BUS_ADRERR
+ *	bus		a load past a mapped file's end: SIGBUS, BUS_ADRERR
  *	ud2		an undefined instruction: SIGILL, ILL_ILLOPN
  *	abort		abort(): SIGABRT with tgkill(), SI_TKILL
  */
@@ -53,7 +53,8 @@ static void from_other(void)
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
-	sigprocmask(SIG_BLOCK, &set, NULL);	/* pending until sigsuspend */
+	/* kept pending until sigsuspend() */
+	sigprocmask(SIG_BLOCK, &set, NULL);
 	if (fork() == 0) {
 		prctl(PR_SET_NAME, "sig_sender");
 		kill(parent, SIGTERM);

@@ -87,10 +87,10 @@ struct bt_stop {
 	 * si_code <= 0 in general) has the sender.  Trace files written
 	 * before these fields load with sender 0: unknown.
 	 */
-	pid_t sender;		/* si_pid: the process that sent it, 0 unknown */
+	pid_t sender;		/* si_pid: who sent it, 0 unknown */
 	uint32_t sender_uid;	/* si_uid */
-	char sender_comm[16];	/* /proc/si_pid/comm as the signal was taken,
-				   "" if that process was gone */
+	char sender_comm[16];	/* /proc/si_pid/comm as the signal was
+				   taken, "" if that process was gone */
 	int64_t value;		/* SI_QUEUE, SI_TIMER, SI_MESGQ: si_value */
 };
 
