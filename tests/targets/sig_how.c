@@ -46,20 +46,33 @@ static int load_past_end(void)
 	return p[page];	/* no file behind the second page */
 }
 
+/*
+ * The child's exit closes its end of the pipe after its memory is gone
+ * (no process runs this program any more) but before it is reaped, so
+ * that its name can still be read when the signal is taken.
+ */
 static void from_other(void)
 {
 	pid_t parent = getpid();
 	sigset_t set;
+	char c;
+	int fd[2];
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	/* kept pending until sigsuspend() */
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (pipe(fd) < 0)
+		return;
 	if (fork() == 0) {
+		close(fd[0]);
 		prctl(PR_SET_NAME, "sig_sender");
 		kill(parent, SIGTERM);
 		_exit(0);
 	}
+	close(fd[1]);
+	while (read(fd[0], &c, 1) > 0)
+		;
 	sigemptyset(&set);
 	for (;;)
 		sigsuspend(&set);
