@@ -460,22 +460,43 @@ static const char *reason_name(int reason)
 	return names[reason];
 }
 
-/* Signals whose si_addr says where the fault was. */
-static int is_fault(int sig)
+/* A signal's stop: one that has a siginfo. */
+static int has_siginfo(const struct bt_stop *stop)
 {
-	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
-	       sig == SIGFPE;
+	return stop->reason == BT_STOP_SIGNAL ||
+	       (stop->reason == BT_STOP_INTERRUPT && stop->signal);
 }
 
-/* "SIGSEGV (Segmentation fault) at address 0x0", "exit with status 3"... */
+/* The system call that sends a signal with @si_code. */
+static const char *send_call(int si_code)
+{
+	switch (si_code) {
+	case SI_USER:
+		return "kill()";
+	case SI_TKILL:
+		return "tgkill()";
+	case SI_QUEUE:
+		return "sigqueue()";
+	}
+	return "?";
+}
+
+/*
+ * "SIGSEGV (Segmentation fault) at address 0x0", "exit with status 3"...
+ * The address only for a fault of the program's (si_code > 0): a SIGSEGV
+ * sent with kill() has none.
+ */
 static void stop_words(const struct bt_stop *stop, char *buf, size_t size)
 {
+	const char *words, *name;
 	char sig[32];
 
 	print_signame(stop->signal, sig, sizeof(sig));
 	switch (stop->reason) {
 	case BT_STOP_SIGNAL:
-		if (stop->signal == SIGSEGV || stop->signal == SIGBUS)
+		if ((stop->signal == SIGSEGV || stop->signal == SIGBUS) &&
+		    bt_sigcode_describe(stop->signal, stop->si_code, &words,
+					&name) == 2)
 			snprintf(buf, size, "%s (%s) at address 0x%" PRIx64,
 				 sig, strsignal(stop->signal), stop->addr);
 		else
@@ -502,16 +523,64 @@ static void stop_words(const struct bt_stop *stop, char *buf, size_t size)
 	}
 }
 
+/* "sent by pid 42 (sh) with kill() (SI_USER)"; no pid when unknown. */
+static void stop_sender(const struct bt_stop *stop, const char *name,
+			char *buf, size_t size)
+{
+	char by[48] = "";
+
+	if (stop->sender && stop->sender_comm[0])
+		snprintf(by, sizeof(by), " by pid %d (%.16s)",
+			 (int)stop->sender, stop->sender_comm);
+	else if (stop->sender)
+		snprintf(by, sizeof(by), " by pid %d", (int)stop->sender);
+	if (stop->si_code == SI_QUEUE)
+		snprintf(buf, size, "sent%s with %s (%s), value %" PRId64, by,
+			 send_call(stop->si_code), name, stop->value);
+	else
+		snprintf(buf, size, "sent%s with %s (%s)", by,
+			 send_call(stop->si_code), name);
+}
+
+/*
+ * How a signal came, from its si_code: "address not mapped
+ * (SEGV_MAPERR)", "sent by pid 42 (sh) with kill() (SI_USER)"; "" for a
+ * stop without a signal.
+ */
+static void stop_how(const struct bt_stop *stop, char *buf, size_t size)
+{
+	const char *words, *name;
+
+	buf[0] = '\0';
+	if (!has_siginfo(stop))
+		return;
+	if (bt_sigcode_describe(stop->signal, stop->si_code, &words,
+				&name) == 1)
+		stop_sender(stop, name, buf, size);
+	else if (stop->si_code == SI_KERNEL &&
+		 (stop->signal == SIGSEGV || stop->signal == SIGBUS))
+		snprintf(buf, size, "raised by the kernel with no fault "
+			 "address (SI_KERNEL): a general protection fault (a "
+			 "non-canonical address, a privileged instruction) or "
+			 "a signal frame it could not write");
+	else if (words)
+		snprintf(buf, size, "%s (%s)", words, name);
+	else
+		snprintf(buf, size, "si_code %d", stop->si_code);
+}
+
 static void print_stop(FILE *out, const struct bt_stop *stop,
 		       const struct print_ctx *pc)
 {
 	struct addr_desc d;
-	char words[160];
+	char words[160], how[256];
 
 	stop_words(stop, words, sizeof(words));
+	stop_how(stop, how, sizeof(how));
 	fputs("stop: ", out);
 	put(out, pc, stop->reason == BT_STOP_EXIT ? C_HEAD : C_BAD, words, 0);
-	fprintf(out, " in thread %d\n", stop->tid);
+	fprintf(out, " in thread %d%s%s\n", stop->tid, how[0] ? ": " : "",
+		how);
 	if (stop->reason == BT_STOP_KILLED || !stop->pc)
 		return;
 	describe(pc, stop->pc, 1, &d);
@@ -876,6 +945,44 @@ static void json_thread(FILE *out, int view, const struct print_thread *th,
 	fputc('}', out);
 }
 
+/*
+ * "siginfo": how the signal came: {"si_code", "code" (its name), "what"
+ * (in words), "fault" (the program's code faulted; "addr" is where),
+ * "sender" ({"pid", "uid", "comm"} of a sent signal, pid null when the
+ * trace file does not say), "value" (sigqueue's)}; null for a stop
+ * without a signal.
+ */
+static void json_siginfo(FILE *out, const struct bt_stop *stop, int kind,
+			 const char *words, const char *name)
+{
+	if (!has_siginfo(stop)) {
+		fputs(", \"siginfo\": null", out);
+		return;
+	}
+	fprintf(out, ", \"siginfo\": {\"si_code\": %d", stop->si_code);
+	json_field(out, "code", name);
+	json_field(out, "what", words);
+	fprintf(out, ", \"fault\": %s", kind == 2 ? "true" : "false");
+	if (kind == 1) {
+		fputs(", \"sender\": {\"pid\": ", out);
+		if (stop->sender)
+			fprintf(out, "%d, \"uid\": %u", (int)stop->sender,
+				(unsigned)stop->sender_uid);
+		else
+			fputs("null, \"uid\": null", out);
+		json_field(out, "comm", stop->sender && stop->sender_comm[0] ?
+				       stop->sender_comm : NULL);
+		fputc('}', out);
+	} else {
+		fputs(", \"sender\": null", out);
+	}
+	if (stop->si_code == SI_QUEUE || stop->si_code == SI_TIMER ||
+	    stop->si_code == SI_MESGQ)
+		fprintf(out, ", \"value\": %" PRId64 "}", stop->value);
+	else
+		fputs(", \"value\": null}", out);
+}
+
 static void json_stop(FILE *out, const struct bt_stop *stop,
 		      const struct print_ctx *pc)
 {
@@ -884,6 +991,11 @@ static void json_stop(FILE *out, const struct bt_stop *stop,
 	int has_sig = stop->reason == BT_STOP_SIGNAL ||
 		      stop->reason == BT_STOP_KILLED ||
 		      (stop->reason == BT_STOP_INTERRUPT && stop->signal);
+
+	const char *words = NULL, *name = NULL;
+	int kind = has_siginfo(stop) ?
+		bt_sigcode_describe(stop->signal, stop->si_code, &words,
+				    &name) : 0;
 
 	describe(pc, stop->pc, stop->pc != 0, &d);
 	fprintf(out, "{\"tid\": %d, \"reason\": ", stop->tid);
@@ -895,10 +1007,11 @@ static void json_stop(FILE *out, const struct bt_stop *stop,
 	else
 		fputs(", \"status\": null", out);
 	fprintf(out, ", \"pc\": \"0x%" PRIx64 "\"", stop->pc);
-	if (stop->reason == BT_STOP_SIGNAL && is_fault(stop->signal))
+	if (stop->reason == BT_STOP_SIGNAL && kind == 2)
 		fprintf(out, ", \"addr\": \"0x%" PRIx64 "\"", stop->addr);
 	else
 		fputs(", \"addr\": null", out);
+	json_siginfo(out, stop, kind, words, name);
 	json_field(out, "sym", stop->pc ? d.sym : NULL);
 	json_field(out, "src", d.src);
 	json_field(out, "insn", d.insn);

@@ -13,8 +13,12 @@
  *   {"btrace": 1, "backend": "soft", "pid": P,
  *    "stop": {"tid": T, "reason": "signal"|"exit"|"interrupt"|"break"|
  *             "killed", "signal": "SIGSEGV"|null, "status": S|null,
- *             "pc": "0x...", "addr": "0x..."|null, "sym": ..., "src": ...,
- *             "insn": ...},
+ *             "pc": "0x...", "addr": "0x..."|null,
+ *             "siginfo": {"si_code": C, "code": "SEGV_MAPERR"|...,
+ *                         "what": "address not mapped"|..., "fault": bool,
+ *                         "sender": {"pid", "uid", "comm"}|null,
+ *                         "value": V|null}|null,
+ *             "sym": ..., "src": ..., "insn": ...},
  *    "threads": [{"tid": T, "lost": 0, "branches": [
  *        {"from": "0x...", "to": "0x...", "kind": "call",
  *         "from_sym": "main+0x12", "to_sym": "crash", "from_src": "t.c:12",

@@ -372,13 +372,45 @@ static ssize_t pm_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 static int auxv_made_up(struct gs_pm *pm, struct gs_buf *out);
 
+/*
+ * The siginfo of the stop as the trace file keeps it (no core): the
+ * signal, si_code, a fault's address, a sent signal's sender and value.
+ */
+static int siginfo_from_stop(const struct bt_stop *st, siginfo_t *si)
+{
+	const char *words, *name;
+	int kind;
+
+	if (st->reason != BT_STOP_SIGNAL || !st->signal)
+		return -1;
+	memset(si, 0, sizeof(*si));
+	si->si_signo = st->signal;
+	si->si_code = st->si_code;
+	kind = bt_sigcode_describe(st->signal, st->si_code, &words, &name);
+	if (kind == 2) {
+		si->si_addr = (void *)(uintptr_t)st->addr;
+	} else if (kind == 1) {
+		si->si_pid = st->sender;
+		si->si_uid = st->sender_uid;
+		if (st->si_code == SI_QUEUE)
+			si->si_value.sival_ptr = (void *)(intptr_t)st->value;
+	}
+	return 0;
+}
+
 static int pm_siginfo(void *ctx, pid_t tid, struct gs_buf *out)
 {
 	struct gs_pm *pm = ctx;
+	siginfo_t si;
 
-	if (!pm->siginfo || tid != pm->siginfo_tid)
+	if (pm->siginfo && tid == pm->siginfo_tid) {
+		gs_buf_add(out, pm->siginfo, sizeof(siginfo_t));
+		return 0;
+	}
+	if (pm->siginfo || tid != pm->stop.tid ||
+	    siginfo_from_stop(&pm->stop, &si) < 0)
 		return -1;
-	gs_buf_add(out, pm->siginfo, sizeof(siginfo_t));
+	gs_buf_add(out, &si, sizeof(si));
 	return 0;
 }
 

@@ -183,6 +183,20 @@ static int dec_stop(struct parser *ps, struct rbuf *r)
 	s->breakpoint = (int)rb_u32(r);
 	s->pc = rb_u64(r);
 	s->addr = rb_u64(r);
+	if (r->err)
+		return -1;
+	/* added later: files without them load with the sender unknown */
+	if (r->len - r->off >= 32) {
+		const uint8_t *comm;
+
+		s->sender = (pid_t)rb_u32(r);
+		s->sender_uid = rb_u32(r);
+		s->value = (int64_t)rb_u64(r);
+		comm = rb_take(r, sizeof(s->sender_comm));
+		if (comm)
+			memcpy(s->sender_comm, comm, sizeof(s->sender_comm));
+		s->sender_comm[sizeof(s->sender_comm) - 1] = '\0';
+	}
 	return r->err ? -1 : 0;
 }
 

@@ -174,6 +174,11 @@ static void enc_stop(struct wbuf *b, const struct bt_stop *s)
 	wb_u32(b, s->breakpoint);
 	wb_u64(b, s->pc);
 	wb_u64(b, s->addr);
+	/* added later (see dec_stop) */
+	wb_u32(b, s->sender);
+	wb_u32(b, s->sender_uid);
+	wb_u64(b, s->value);
+	wb_bytes(b, s->sender_comm, sizeof(s->sender_comm));
 	sec_end(b);
 }
 

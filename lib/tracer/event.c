@@ -9,12 +9,16 @@
  * PTRACE_EVENT_* stops (clone, fork, exec, exit), exits and reaping.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "btrace/branch.h"
@@ -64,6 +68,121 @@ int bt_sig_fate(struct bt_target *t, struct bt_thread *th, int sig,
 	if (ignored & bit)
 		return BT_SIG_PASS;
 	return sig_default_fatal(sig) ? BT_SIG_FATAL : BT_SIG_PASS;
+}
+
+struct sigcode {
+	int sig;	/* 0: any signal */
+	int code;
+	const char *name, *words;
+};
+
+/* siginfo.h's si_code values, in words; those of a fault first. */
+static const struct sigcode sigcodes[] = {
+	{ SIGSEGV, SEGV_MAPERR, "SEGV_MAPERR", "address not mapped" },
+	{ SIGSEGV, SEGV_ACCERR, "SEGV_ACCERR", "no permission for the access" },
+	{ SIGSEGV, 3, "SEGV_BNDERR", "failed address bound checks" },
+	{ SIGSEGV, 4, "SEGV_PKUERR", "protection key check failed" },
+	{ SIGSEGV, 10, "SEGV_CPERR", "control protection fault" },
+	{ SIGBUS, BUS_ADRALN, "BUS_ADRALN", "invalid address alignment" },
+	{ SIGBUS, BUS_ADRERR, "BUS_ADRERR",
+	  "no memory behind the address, such as past a file's end" },
+	{ SIGBUS, BUS_OBJERR, "BUS_OBJERR", "object-specific hardware error" },
+	{ SIGBUS, BUS_MCEERR_AR, "BUS_MCEERR_AR",
+	  "hardware memory error consumed" },
+	{ SIGBUS, BUS_MCEERR_AO, "BUS_MCEERR_AO",
+	  "hardware memory error detected" },
+	{ SIGFPE, FPE_INTDIV, "FPE_INTDIV", "integer divide by zero" },
+	{ SIGFPE, FPE_INTOVF, "FPE_INTOVF", "integer overflow" },
+	{ SIGFPE, FPE_FLTDIV, "FPE_FLTDIV", "floating-point divide by zero" },
+	{ SIGFPE, FPE_FLTOVF, "FPE_FLTOVF", "floating-point overflow" },
+	{ SIGFPE, FPE_FLTUND, "FPE_FLTUND", "floating-point underflow" },
+	{ SIGFPE, FPE_FLTRES, "FPE_FLTRES", "floating-point inexact result" },
+	{ SIGFPE, FPE_FLTINV, "FPE_FLTINV",
+	  "invalid floating-point operation" },
+	{ SIGFPE, FPE_FLTSUB, "FPE_FLTSUB", "subscript out of range" },
+	{ SIGILL, ILL_ILLOPC, "ILL_ILLOPC", "illegal opcode" },
+	{ SIGILL, ILL_ILLOPN, "ILL_ILLOPN", "illegal operand" },
+	{ SIGILL, ILL_ILLADR, "ILL_ILLADR", "illegal addressing mode" },
+	{ SIGILL, ILL_ILLTRP, "ILL_ILLTRP", "illegal trap" },
+	{ SIGILL, ILL_PRVOPC, "ILL_PRVOPC", "privileged opcode" },
+	{ SIGILL, ILL_PRVREG, "ILL_PRVREG", "privileged register" },
+	{ SIGILL, ILL_COPROC, "ILL_COPROC", "coprocessor error" },
+	{ SIGILL, ILL_BADSTK, "ILL_BADSTK", "internal stack error" },
+	{ SIGTRAP, TRAP_BRKPT, "TRAP_BRKPT", "breakpoint" },
+	{ SIGTRAP, TRAP_TRACE, "TRAP_TRACE", "trace trap" },
+	{ SIGTRAP, 3, "TRAP_BRANCH", "branch trap" },
+	{ SIGTRAP, 4, "TRAP_HWBKPT", "hardware breakpoint or watchpoint" },
+	{ SIGSYS, 1, "SYS_SECCOMP", "system call refused by seccomp" },
+	{ 0, SI_USER, "SI_USER", "sent with kill()" },
+	{ 0, SI_TKILL, "SI_TKILL", "sent with tgkill() (raise, abort)" },
+	{ 0, SI_QUEUE, "SI_QUEUE", "sent with sigqueue()" },
+	{ 0, SI_TIMER, "SI_TIMER", "a POSIX timer expired" },
+	{ 0, SI_MESGQ, "SI_MESGQ", "a message arrived on a message queue" },
+	{ 0, SI_ASYNCIO, "SI_ASYNCIO", "asynchronous I/O completed" },
+	{ 0, SI_SIGIO, "SI_SIGIO", "a queued SIGIO" },
+	{ 0, SI_KERNEL, "SI_KERNEL", "raised by the kernel" },
+};
+
+int bt_sigcode_describe(int sig, int si_code, const char **words,
+			const char **name)
+{
+	size_t i;
+
+	*words = *name = NULL;
+	for (i = 0; i < BT_ARRAY_SIZE(sigcodes); i++) {
+		if (sigcodes[i].code != si_code ||
+		    (sigcodes[i].sig && sigcodes[i].sig != sig))
+			continue;
+		*words = sigcodes[i].words;
+		*name = sigcodes[i].name;
+		break;
+	}
+	if (si_code == SI_USER || si_code == SI_TKILL || si_code == SI_QUEUE)
+		return 1;
+	if (si_code > 0 && si_code != SI_KERNEL && sig_is_fault(sig))
+		return 2;
+	return 0;
+}
+
+/*
+ * How the signal in @th->si came: the fault's address, or the process
+ * that sent it, whose name is read now (it may exit before anyone looks).
+ */
+static void stop_fill_siginfo(const struct bt_thread *th,
+			      struct bt_stop *stop)
+{
+	const siginfo_t *si = &th->si;
+	const char *words, *name;
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	stop->si_code = si->si_code;
+	switch (bt_sigcode_describe(stop->signal, si->si_code, &words, &name)) {
+	case 2:
+		stop->addr = (uint64_t)si->si_addr;
+		return;
+	case 1:
+		break;
+	default:
+		if (si->si_code == SI_TIMER || si->si_code == SI_MESGQ)
+			stop->value = (int64_t)(intptr_t)si->si_value.sival_ptr;
+		return;
+	}
+	stop->sender = si->si_pid;
+	stop->sender_uid = si->si_uid;
+	if (si->si_code == SI_QUEUE)
+		stop->value = (int64_t)(intptr_t)si->si_value.sival_ptr;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)si->si_pid);
+	fd = si->si_pid > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return;
+	n = read(fd, stop->sender_comm, sizeof(stop->sender_comm) - 1);
+	close(fd);
+	if (n <= 0)
+		n = 0;
+	stop->sender_comm[n] = '\0';
+	stop->sender_comm[strcspn(stop->sender_comm, "\n")] = '\0';
 }
 
 struct bt_break *bt_break_at(struct bt_target *t, uint64_t addr)
@@ -138,9 +257,7 @@ report:
 	th->stepping = 0;
 	stop->reason = sig == SIGINT ? BT_STOP_INTERRUPT : BT_STOP_SIGNAL;
 	stop->signal = sig;
-	stop->si_code = th->si.si_code;
-	if (sig_is_fault(sig) && th->si.si_code > 0)
-		stop->addr = (uint64_t)th->si.si_addr;
+	stop_fill_siginfo(th, stop);
 	bt_stop_fill_pc(th, stop);
 	return 1;
 }

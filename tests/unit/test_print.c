@@ -61,7 +61,8 @@ static char *render(void (*fn)(FILE *, const struct print_report *,
 static void report_text(void **state)
 {
 	struct bt_stop stop = { .reason = BT_STOP_SIGNAL, .tid = 42,
-				.signal = SIGSEGV, .pc = 0x1007 };
+				.signal = SIGSEGV, .si_code = SEGV_MAPERR,
+				.pc = 0x1007 };
 	char *out = render(print_report_text, &stop, 0), *line, *save;
 	int arrows = -1, n = 0;
 
@@ -70,7 +71,7 @@ static void report_text(void **state)
 	assert_non_null(strstr(out, "call 0x1010"));
 	assert_non_null(strstr(out, "jmp rax"));
 	assert_non_null(strstr(out, "indirect jump -> 0x123456789a"));
-	assert_non_null(strstr(out, "stop: SIGSEGV (Segmentation fault) at address 0x0 in thread 42\n   => 0x1007  ret\n"));
+	assert_non_null(strstr(out, "stop: SIGSEGV (Segmentation fault) at address 0x0 in thread 42: address not mapped (SEGV_MAPERR)\n   => 0x1007  ret\n"));
 	assert_non_null(strstr(out, "soft backend: 100 instructions, 20 branches, 101 stops traced in pid 42\n"));
 	assert_null(strchr(out, '\033'));
 	/* Aligned: the arrows of every branch line in one column. */
@@ -89,6 +90,48 @@ static void report_text(void **state)
 	free(out);
 }
 
+/* The stop line says how the signal came: its si_code and sender. */
+static void stop_how_text(void **state)
+{
+	static const struct {
+		struct bt_stop stop;
+		const char *line;
+	} cases[] = {
+		{ { .reason = BT_STOP_SIGNAL, .tid = 5, .signal = SIGSEGV,
+		    .si_code = SI_USER, .sender = 5, .sender_comm = "prog" },
+		  "stop: SIGSEGV (Segmentation fault) in thread 5: sent by pid 5 (prog) with kill() (SI_USER)\n" },
+		/* a trace file written before the sender was kept */
+		{ { .reason = BT_STOP_SIGNAL, .tid = 5, .signal = SIGSEGV },
+		  "stop: SIGSEGV (Segmentation fault) in thread 5: sent with kill() (SI_USER)\n" },
+		{ { .reason = BT_STOP_SIGNAL, .tid = 5, .signal = SIGUSR1,
+		    .si_code = SI_QUEUE, .sender = 9, .value = -3 },
+		  "stop: SIGUSR1 (User defined signal 1) in thread 5: sent by pid 9 with sigqueue() (SI_QUEUE), value -3\n" },
+		{ { .reason = BT_STOP_SIGNAL, .tid = 5, .signal = SIGBUS,
+		    .si_code = BUS_ADRERR, .addr = 0x7000 },
+		  "stop: SIGBUS (Bus error) at address 0x7000 in thread 5: no memory behind the address, such as past a file's end (BUS_ADRERR)\n" },
+		{ { .reason = BT_STOP_SIGNAL, .tid = 5, .signal = SIGFPE,
+		    .si_code = FPE_INTDIV, .addr = 0x1005 },
+		  "stop: SIGFPE (Floating point exception) in thread 5: integer divide by zero (FPE_INTDIV)\n" },
+		{ { .reason = BT_STOP_SIGNAL, .tid = 5, .signal = SIGSEGV,
+		    .si_code = SI_KERNEL },
+		  "stop: SIGSEGV (Segmentation fault) in thread 5: raised by the kernel with no fault address (SI_KERNEL)" },
+		{ { .reason = BT_STOP_SIGNAL, .tid = 5, .signal = SIGUSR2,
+		    .si_code = -42 },
+		  "stop: SIGUSR2 (User defined signal 2) in thread 5: si_code -42\n" },
+		{ { .reason = BT_STOP_EXIT, .tid = 5, .status = 2 },
+		  "stop: exit with status 2 in thread 5\n" },
+	};
+	size_t i;
+
+	for (i = 0; i < BT_ARRAY_SIZE(cases); i++) {
+		char *out = render(print_report_text, &cases[i].stop, 0);
+
+		if (!strstr(out, cases[i].line))
+			fail_msg("case %zu: %s", i, out);
+		free(out);
+	}
+}
+
 static void report_text_color(void **state)
 {
 	struct bt_stop stop = { .reason = BT_STOP_EXIT, .tid = 42,
@@ -103,12 +146,14 @@ static void report_text_color(void **state)
 static void report_json(void **state)
 {
 	struct bt_stop stop = { .reason = BT_STOP_SIGNAL, .tid = 43,
-				.signal = SIGABRT, .pc = 0x1005 };
+				.signal = SIGABRT, .si_code = SI_TKILL,
+				.pc = 0x1005, .sender = 42, .sender_uid = 1000,
+				.sender_comm = "prog" };
 	char *out = render(print_report_json, &stop, 1);
 
 	assert_null(strchr(out, '\033'));
 	assert_non_null(strstr(out, "{\"btrace\": 1, \"backend\": \"soft\", \"pid\": 42,"));
-	assert_non_null(strstr(out, "\"stop\": {\"tid\": 43, \"reason\": \"signal\", \"signal\": \"SIGABRT\", \"status\": null, \"pc\": \"0x1005\", \"addr\": null, \"sym\": null, \"src\": null, \"insn\": \"jmp rax\"}"));
+	assert_non_null(strstr(out, "\"stop\": {\"tid\": 43, \"reason\": \"signal\", \"signal\": \"SIGABRT\", \"status\": null, \"pc\": \"0x1005\", \"addr\": null, \"siginfo\": {\"si_code\": -6, \"code\": \"SI_TKILL\", \"what\": \"sent with tgkill() (raise, abort)\", \"fault\": false, \"sender\": {\"pid\": 42, \"uid\": 1000, \"comm\": \"prog\"}, \"value\": null}, \"sym\": null, \"src\": null, \"insn\": \"jmp rax\"}"));
 	assert_non_null(strstr(out, "\"threads\": [{\"tid\": 42, \"lost\": 7, \"branches\": ["));
 	assert_non_null(strstr(out, "{\"from\": \"0x0\", \"to\": \"0x0\", \"kind\": \"gap\", \"gap\": \"overflow\", \"from_sym\": null, \"to_sym\": null, \"from_src\": null, \"to_src\": null, \"insn\": null}"));
 	assert_non_null(strstr(out, "{\"from\": \"0x1000\", \"to\": \"0x1010\", \"kind\": \"call\", \"from_sym\": null, \"to_sym\": null, \"from_src\": null, \"to_src\": null, \"insn\": \"call 0x1010\"}"));
@@ -313,6 +358,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(report_text),
+		cmocka_unit_test(stop_how_text),
 		cmocka_unit_test(report_text_color),
 		cmocka_unit_test(report_json),
 		cmocka_unit_test(json_string),

@@ -30,7 +30,9 @@ static struct bt_trace *sample(unsigned int seed)
 	t->backend = strdup("soft");
 	t->stop = (struct bt_stop){ .reason = BT_STOP_SIGNAL, .tid = 4243,
 				    .signal = 11, .si_code = 1, .pc = 0x401000,
-				    .addr = 0x10 };
+				    .addr = 0x10, .sender = 77,
+				    .sender_uid = 1000, .sender_comm = "sender",
+				    .value = -5 };
 	t->stats = (struct bt_stats){ .instructions = 123456, .branches = 7890, .stops = 12 };
 	t->buffer_size = 1 << 20;
 	t->maps.count = 3;

@@ -80,7 +80,29 @@ struct bt_stop {
 	int breakpoint;		/* BREAK: the breakpoint number */
 	uint64_t pc;		/* where the thread stopped */
 	uint64_t addr;		/* SIGNAL: si_addr for faults */
+	/*
+	 * SIGNAL, INTERRUPT: how a signal came, from its siginfo.  A fault
+	 * of the program's (si_code > 0 and not SI_KERNEL) has addr; a
+	 * signal sent by a process (si_code SI_USER, SI_TKILL, SI_QUEUE,
+	 * si_code <= 0 in general) has the sender.  Trace files written
+	 * before these fields load with sender 0: unknown.
+	 */
+	pid_t sender;		/* si_pid: who sent it, 0 unknown */
+	uint32_t sender_uid;	/* si_uid */
+	char sender_comm[16];	/* /proc/si_pid/comm as the signal was
+				   taken, "" if that process was gone */
+	int64_t value;		/* SI_QUEUE, SI_TIMER, SI_MESGQ: si_value */
 };
+
+/*
+ * What si_code says of how signal @sig came, in words and as its name:
+ * "address not mapped", "SEGV_MAPERR"; "sent with kill()", "SI_USER".
+ * *@words and *@name are NULL when nothing is known of it.  Returns 1 when
+ * the signal was sent by a process (stop->sender is meaningful), 2 for a
+ * fault of the program's code (si_addr is meaningful), 0 otherwise.
+ */
+int bt_sigcode_describe(int sig, int si_code, const char **words,
+			const char **name);
 
 struct bt_stats {
 	uint64_t instructions;	/* instructions the backend saw, 0 if unknown */
