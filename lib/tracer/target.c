@@ -113,20 +113,35 @@ int bt_target_capture(struct bt_target *t, pid_t tid, struct bt_capture *cap)
 	return bt_thread_ring_capture(th, &view, cap);
 }
 
-size_t bt_target_threads(const struct bt_target *t, pid_t *tids, size_t max)
+static size_t threads_list(const struct bt_target *t, pid_t *tids,
+			   size_t max, int ended)
 {
 	size_t i, n = 0;
 
 	if (!t)
 		return 0;
 	for (i = 0; i < t->nthreads; i++) {
-		if (t->threads[i]->state == BT_TH_GONE)
+		const struct bt_thread *th = t->threads[i];
+
+		if (th->tid <= 0 || th->parked ||
+		    (th->state == BT_TH_GONE && !ended))
 			continue;
 		if (tids && n < max)
-			tids[n] = t->threads[i]->tid;
+			tids[n] = th->tid;
 		n++;
 	}
 	return n;
+}
+
+size_t bt_target_threads(const struct bt_target *t, pid_t *tids, size_t max)
+{
+	return threads_list(t, tids, max, 0);
+}
+
+size_t bt_target_threads_all(const struct bt_target *t, pid_t *tids,
+			     size_t max)
+{
+	return threads_list(t, tids, max, 1);
 }
 
 pid_t bt_target_pid(const struct bt_target *t)

@@ -8,7 +8,8 @@
  * instruction (BT_SOFT_STEP) and once in the fast mode (BT_SOFT_FAST), each
  * until it exits or stops on a fatal signal, and compares every thread's
  * full branch history, record for record (from, to, kind, flags, gap,
- * instruction count).  Threads are matched by creation order.
+ * instruction count).  Threads are matched by creation order, those that
+ * ended before the stop too (which had ended by then is timing).
  *
  * -m MODE: the mode checked (fast, record; default fast); -b MODE: the
  *     reference (step, fast; default step).
@@ -174,7 +175,7 @@ static int run_one(int mode, char **argv, struct run *run)
 	run->stop_tid = stop.tid;
 	run->reason = stop.reason;
 	run->signal = stop.signal;
-	n = bt_target_threads(t, tids, MAX_THREADS);
+	n = bt_target_threads_all(t, tids, MAX_THREADS);
 	for (i = 0; i < n && i < MAX_THREADS; i++) {
 		struct bt_capture cap;
 

@@ -169,6 +169,16 @@ int bt_target_capture(struct bt_target *target, pid_t tid,
 size_t bt_target_threads(const struct bt_target *target, pid_t *tids,
 			 size_t max);
 
+/*
+ * Every thread traced since launch or attach, in the order they came: those
+ * traced now and those that ended (a thread gone keeps its ring, which
+ * bt_target_capture() reads).  Which threads have ended at a stop is the
+ * scheduler's doing; which were created is the program's.  Up to @max into
+ * @tids; returns how many there are.
+ */
+size_t bt_target_threads_all(const struct bt_target *target, pid_t *tids,
+			     size_t max);
+
 pid_t bt_target_pid(const struct bt_target *target);
 int bt_target_backend(const struct bt_target *target); /* enum bt_backend */
 const char *bt_target_backend_name(const struct bt_target *target);
