@@ -179,10 +179,20 @@ size_t bt_target_threads(const struct bt_target *target, pid_t *tids,
 size_t bt_target_threads_all(const struct bt_target *target, pid_t *tids,
 			     size_t max);
 
+/* The process's id (its main thread's); 0 for a NULL @target. */
 pid_t bt_target_pid(const struct bt_target *target);
-int bt_target_backend(const struct bt_target *target); /* enum bt_backend */
+
+/*
+ * The backend tracing @target: its enum bt_backend (BT_BACKEND_AUTO for a
+ * NULL @target) and its name ("pt", "bts", "soft"; "?" for NULL).
+ */
+int bt_target_backend(const struct bt_target *target);
 const char *bt_target_backend_name(const struct bt_target *target);
+
+/* Counters since launch or attach into *@stats (zeros for a NULL @target). */
 void bt_target_stats(const struct bt_target *target, struct bt_stats *stats);
+
+/* The ring size per thread in bytes, as the backend got it; 0 for NULL. */
 size_t bt_target_buffer_size(const struct bt_target *target);
 
 /*
@@ -193,12 +203,23 @@ size_t bt_target_buffer_size(const struct bt_target *target);
 ssize_t bt_target_read(struct bt_target *target, uint64_t addr, void *buf,
 		       size_t len);
 
-/* Registers of a stopped thread: pc, and the full user_regs_struct. */
+/*
+ * The pc of stopped thread @tid into *@pc.
+ * Returns 0; -bte_invalid if the target is not stopped; -bte_noent for an
+ * unknown thread; -bte_ptrace or -bte_exited if its registers cannot be
+ * read.
+ */
 int bt_target_pc(struct bt_target *target, pid_t tid, uint64_t *pc);
 
 /*
- * Breakpoints that stop bt_target_cont() with BT_STOP_BREAK.
- * Insert returns a positive breakpoint number; remove takes it.
+ * Breakpoints that stop bt_target_cont() with BT_STOP_BREAK (an int3 of
+ * the debugger's kind in the process's address space; one at an address
+ * that has one already returns that one's number).
+ * Insert returns a positive breakpoint number; -bte_invalid for a NULL
+ * @target; -bte_exited if the process is not traced; -bte_nomem; -bte_io
+ * if the memory at @addr cannot be written.  Remove takes that number and
+ * returns 0; -bte_invalid for a bad number; -bte_noent for one not
+ * inserted; or the write's error (the breakpoint is gone all the same).
  */
 int bt_target_break_insert(struct bt_target *target, uint64_t addr);
 int bt_target_break_remove(struct bt_target *target, int number);
@@ -210,7 +231,13 @@ int bt_target_break_remove(struct bt_target *target, int number);
  */
 int bt_target_finish(struct bt_target *target, int *wstatus);
 
-/* Stop tracing and leave the process running exactly as before. */
+/*
+ * Stop tracing and leave the process running exactly as before (every
+ * int3 out, a pending signal delivered, no thread left stopped).
+ * Returns 0 (also for a target no longer traced); -bte_invalid for NULL;
+ * else the first error met stopping the threads, taking the int3s out or
+ * detaching (-bte_ptrace, -bte_io): the rest is done all the same.
+ */
 int bt_target_detach(struct bt_target *target);
 
 /*
@@ -223,7 +250,10 @@ int bt_target_detach(struct bt_target *target);
  */
 int bt_target_detach_stopped(struct bt_target *target);
 
-/* SIGKILL the process and reap it. */
+/*
+ * SIGKILL the process and reap it.
+ * Returns 0 (also for a target already gone); -bte_invalid for NULL.
+ */
 int bt_target_kill(struct bt_target *target);
 
 /* Free; detaches (attached) or kills (launched) a target still traced. */
@@ -333,11 +363,17 @@ int bt_target_capture_since(struct bt_target *target, pid_t tid,
 /* Did btrace start the process (1) or attach to it (0)? */
 int bt_target_launched(const struct bt_target *target);
 
-/* "auto", "pt", "bts", "soft"; and back (-bte_invalid if unknown). */
+/*
+ * "auto", "pt", "bts", "soft" ("?" for an unknown one); and back: returns
+ * the enum bt_backend, or -bte_invalid for an unknown name.
+ */
 const char *bt_backend_name(int backend);
 int bt_backend_parse(const char *name);
 
-/* "record", "fast", "step"; and back (-bte_invalid if unknown). */
+/*
+ * "record", "fast", "step" ("?" for an unknown one); and back: returns the
+ * enum bt_soft_mode, or -bte_invalid for an unknown name.
+ */
 const char *bt_soft_mode_name(int soft_mode);
 int bt_soft_mode_parse(const char *name);
 
