@@ -248,18 +248,9 @@ static int fast_probe(char *why, size_t size)
 
 static void fast_free(struct fast *f)
 {
-	size_t i;
-
 	if (!f)
 		return;
-	for (i = 0; i < f->nbp_bucket; i++) {
-		struct fast_bp *b = f->bp[i], *n;
-
-		for (; b; b = n) {
-			n = b->next;
-			free(b);
-		}
-	}
+	fast_bp_forget_all(f);
 	free(f->bp);
 	bt_block_cache_free(f->blocks);
 	bt_disasm_free(f->dis);
