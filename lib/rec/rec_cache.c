@@ -423,36 +423,22 @@ static size_t tab_index(int which, uint64_t a)
 	return which == 0 ? (a & 0xffff) : ((a >> 8) & 0xffff);
 }
 
-/* Threads of the process that may be running now, @th aside. */
-static int others_run(const struct bt_recorder *r, const struct bt_thread *th)
-{
-	size_t i;
-
-	for (i = 0; i < r->t->nthreads; i++) {
-		const struct bt_thread *o = r->t->threads[i];
-
-		if (o != th && o->state != BT_TH_STOPPED &&
-		    o->state != BT_TH_GONE)
-			return 1;
-	}
-	return 0;
-}
-
-static int table_put(struct bt_recorder *r, struct bt_thread *th, int w,
-		     uint64_t orig, uint64_t trans)
+/*
+ * Other threads may probe the entry meanwhile: trans goes first, so that
+ * one that matches the new orig finds its trans; one that matched the old
+ * orig and loads the new trans is caught by the translation's entry,
+ * which checks its own orig (rx_emit_entry).  Each half is one aligned
+ * 8-byte store, as link patches are.
+ */
+static int table_put(struct bt_recorder *r, int w, uint64_t orig,
+		     uint64_t trans)
 {
 	size_t i = tab_index(w, orig);
 	uint64_t at = r->tables + (uint64_t)w * RX_TABLE_BYTES + i * 16;
-	uint64_t entry[2] = { orig, trans };
 
-	/* with readers about, trans first: one matching orig finds it whole */
-	if (others_run(r, th)) {
-		if (rc_mem_write(r, at + 8, &trans, 8) < 0 ||
-		    rc_mem_write(r, at, &orig, 8) < 0)
-			return 0;
-	} else if (rc_mem_write(r, at, entry, sizeof(entry)) < 0) {
+	if (rc_mem_write(r, at + 8, &trans, 8) < 0 ||
+	    rc_mem_write(r, at, &orig, 8) < 0)
 		return 0;
-	}
 	r->tab_orig[w][i] = orig;
 	return 1;
 }
@@ -460,12 +446,11 @@ static int table_put(struct bt_recorder *r, struct bt_thread *th, int w,
 /*
  * Make @orig -> @trans (its translation's entry) findable by the lookup;
  * 0 if no entry was free.
- * @need: a thread looks for it now, so an entry may be taken over, where
- * no other thread can be reading it meanwhile (it could match the old
- * orig and then load the new trans).
+ * @need: a thread looks for it now, so an entry may be taken over, with
+ * other threads running or not (table_put).
  */
-int rc_table_insert(struct bt_recorder *r, struct bt_thread *th, uint64_t orig,
-		    uint64_t trans, int need)
+int rc_table_insert(struct bt_recorder *r, uint64_t orig, uint64_t trans,
+		    int need)
 {
 	int w;
 
@@ -475,12 +460,12 @@ int rc_table_insert(struct bt_recorder *r, struct bt_thread *th, uint64_t orig,
 		if (r->tab_orig[w][i] == orig)
 			return 1;
 		if (!r->tab_orig[w][i])
-			return table_put(r, th, w, orig, trans);
+			return table_put(r, w, orig, trans);
 	}
-	if (!need || others_run(r, th))
+	if (!need)
 		return 0;
 	w = r->evict++ & 1;
-	return table_put(r, th, w, orig, trans);
+	return table_put(r, w, orig, trans);
 }
 
 int rc_tables_alloc(struct bt_recorder *r)

@@ -256,7 +256,12 @@ static int exit_direct(struct bt_recorder *r, struct rthread *rt,
 	return BT_RECORDER_GO_ON;
 }
 
-/* The lookup missed target rdx. */
+/*
+ * The lookup missed target rdx, or (aux 0) an entry found rdx was not its
+ * own: a table entry changed under the probe.  Either way rdx's
+ * translation is entered in a table; the lookup retries, or the entry
+ * goes straight to it.
+ */
 static int exit_ibl(struct bt_recorder *r, struct rthread *rt,
 		    struct user_regs_struct *regs, struct rx_point pt)
 {
@@ -269,7 +274,8 @@ static int exit_ibl(struct bt_recorder *r, struct rthread *rt,
 		leave_at(r, rt, regs, target, RX_PEND_NONE);
 		return BT_RECORDER_LEFT;
 	}
-	if (rc_table_insert(r, rt->th, target, trans - RX_ENTRY_LEN, 1)) {
+	if (rc_table_insert(r, target, trans - RX_ENTRY_LEN, 1) &&
+	    p->aux) {
 		regs->rip = p->aux;	/* the retry finds it */
 	} else {
 		regs_restore(r, rt, regs, p->mask, 0);

@@ -175,7 +175,7 @@ static void return_sites(struct bt_recorder *r, struct bt_thread *th,
 			continue;
 		site = rc_block_find(r, b->next);
 		if (site && site->trans[RX_PEND_NONE])
-			rc_table_insert(r, th, b->next,
+			rc_table_insert(r, b->next,
 					site->trans[RX_PEND_NONE] -
 						RX_ENTRY_LEN, 0);
 	}
