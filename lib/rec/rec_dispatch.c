@@ -238,6 +238,7 @@ static int exit_direct(struct bt_recorder *r, struct rthread *rt,
 		       struct user_regs_struct *regs, struct rx_point pt)
 {
 	struct rx_point *p;
+	struct zone *z;
 	uint64_t trans;
 
 	if (!r->host.translatable(r->t, pt.orig) ||
@@ -247,9 +248,9 @@ static int exit_direct(struct bt_recorder *r, struct rthread *rt,
 	}
 	/* translating may have moved the points: find it again */
 	p = rc_point_kind(r, pt.trans, PT_EXIT_DIRECT);
-	if (p && !(p->mask & RX_LINKED) &&
-	    rc_link_patch(r, rc_zone_of(r, p->trans), p->aux, trans) == 0)
-		p->mask |= RX_LINKED;
+	z = p ? rc_zone_of(r, p->trans) : NULL;
+	if (z)
+		rc_link_exit(r, z, (size_t)(p - z->pts), trans);
 	rc_zones_flush(r);	/* a far jump it may have made */
 	regs->rip = trans;
 	ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs);
