@@ -83,7 +83,7 @@ int64_t rc_syscall(struct bt_recorder *r, struct bt_thread *th, long nr,
 
 /* ---- blocks ----------------------------------------------------------- */
 
-static size_t bhash(uint64_t a, size_t n)
+size_t rc_block_hash(uint64_t a, size_t n)
 {
 	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 20) & (n - 1);
 }
@@ -136,6 +136,90 @@ static int code_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+/* ---- indexes by address ------------------------------------------------ */
+
+static size_t ihash(uint64_t key, size_t n)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 24) & (n - 1);
+}
+
+static int index_grow(struct index *x)
+{
+	size_t n = x->nbucket ? x->nbucket * 2 : 1024, i;
+	struct inode **nb = calloc(n, sizeof(*nb));
+
+	if (!nb)
+		return bt_fail(bte_nomem, ENOMEM, "index");
+	for (i = 0; i < x->nbucket; i++) {
+		struct inode *e = x->bucket[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			e->next = nb[ihash(e->key, n)];
+			nb[ihash(e->key, n)] = e;
+		}
+	}
+	free(x->bucket);
+	x->bucket = nb;
+	x->nbucket = n;
+	return 0;
+}
+
+int rc_index_add(struct index *x, struct inode node)
+{
+	struct inode *e;
+	size_t h;
+
+	if (x->n >= x->nbucket && index_grow(x) < 0 && !x->nbucket)
+		return -bte_nomem;
+	e = malloc(sizeof(*e));
+	if (!e)
+		return bt_fail(bte_nomem, ENOMEM, "index");
+	*e = node;
+	h = ihash(node.key, x->nbucket);
+	e->next = x->bucket[h];
+	x->bucket[h] = e;
+	x->n++;
+	return 0;
+}
+
+/* The chain that holds @key's nodes (among others: check e->key). */
+struct inode **rc_index_head(const struct index *x, uint64_t key)
+{
+	static struct inode *none;
+
+	if (!x->nbucket)
+		return &none;
+	return &x->bucket[ihash(key, x->nbucket)];
+}
+
+/* Take out and free the node *@pp, which then is the next one. */
+void rc_index_unlink(struct index *x, struct inode **pp)
+{
+	struct inode *e = *pp;
+
+	*pp = e->next;
+	free(e);
+	x->n--;
+}
+
+void rc_index_clear(struct index *x)
+{
+	size_t i;
+
+	for (i = 0; i < x->nbucket; i++)
+		while (x->bucket[i])
+			rc_index_unlink(x, &x->bucket[i]);
+}
+
+/* Pages a block covers: [start, next] (next: its fall-through, which a
+ * range that ends there also takes away, as rc_code_gone counts it). */
+static void block_pages(const struct rb *b, uint64_t *first, uint64_t *last)
+{
+	*first = b->start >> 12;
+	*last = b->next >> 12;
+}
+
 static void blocks_grow(struct bt_recorder *r)
 {
 	size_t n = r->nbucket * 2, i;
@@ -148,8 +232,8 @@ static void blocks_grow(struct bt_recorder *r)
 
 		for (; b; b = next) {
 			next = b->hnext;
-			b->hnext = nb[bhash(b->start, n)];
-			nb[bhash(b->start, n)] = b;
+			b->hnext = nb[rc_block_hash(b->start, n)];
+			nb[rc_block_hash(b->start, n)] = b;
 		}
 	}
 	free(r->bucket);
@@ -159,7 +243,7 @@ static void blocks_grow(struct bt_recorder *r)
 
 struct rb *rc_block_find(const struct bt_recorder *r, uint64_t a)
 {
-	struct rb *b = r->bucket[bhash(a, r->nbucket)];
+	struct rb *b = r->bucket[rc_block_hash(a, r->nbucket)];
 
 	for (; b; b = b->hnext)
 		if (b->start == a)
@@ -168,9 +252,13 @@ struct rb *rc_block_find(const struct bt_recorder *r, uint64_t a)
 }
 
 /* The block at @a, decoded on first use; NULL only without memory. */
+static void unindex(struct bt_recorder *r, const struct rb *b, uint64_t first,
+		    uint64_t end);
+
 struct rb *rc_block_get(struct bt_recorder *r, uint64_t a)
 {
 	struct rb *b = rc_block_find(r, a);
+	uint64_t first, last, pg;
 	size_t h;
 
 	if (b)
@@ -180,13 +268,49 @@ struct rb *rc_block_get(struct bt_recorder *r, uint64_t a)
 		free(b);
 		return NULL;
 	}
+	block_pages(b, &first, &last);
+	for (pg = first; pg <= last; pg++)
+		if (rc_index_add(&r->by_page,
+				 (struct inode){ .key = pg, .b = b }) < 0) {
+			unindex(r, b, first, pg);
+			rb_release(b);
+			free(b);
+			return NULL;
+		}
 	if (r->nblocks >= r->nbucket)
 		blocks_grow(r);
-	h = bhash(a, r->nbucket);
+	h = rc_block_hash(a, r->nbucket);
 	b->hnext = r->bucket[h];
 	r->bucket[h] = b;
 	r->nblocks++;
 	return b;
+}
+
+/* Take @b out of the index by page, pages [@first, @end). */
+static void unindex(struct bt_recorder *r, const struct rb *b, uint64_t first,
+		    uint64_t end)
+{
+	uint64_t pg;
+
+	for (pg = first; pg < end; pg++) {
+		struct inode **pp = rc_index_head(&r->by_page, pg);
+
+		while (*pp && !((*pp)->key == pg && (*pp)->b == b))
+			pp = &(*pp)->next;
+		if (*pp)
+			rc_index_unlink(&r->by_page, pp);
+	}
+}
+
+/* Free block @b, out of the hash by start already: its index by page too. */
+void rc_block_drop(struct bt_recorder *r, struct rb *b)
+{
+	uint64_t first, last;
+
+	block_pages(b, &first, &last);
+	unindex(r, b, first, last + 1);
+	rb_release(b);
+	free(b);
 }
 
 void rc_blocks_clear(struct bt_recorder *r)
@@ -204,6 +328,7 @@ void rc_blocks_clear(struct bt_recorder *r)
 		r->bucket[i] = NULL;
 	}
 	r->nblocks = 0;
+	rc_index_clear(&r->by_page);
 }
 
 /* ---- zones and points --------------------------------------------------- */
@@ -429,36 +554,22 @@ static size_t tab_index(int which, uint64_t a)
 	return which == 0 ? (a & 0xffff) : ((a >> 8) & 0xffff);
 }
 
-/* Threads of the process that may be running now, @th aside. */
-static int others_run(const struct bt_recorder *r, const struct bt_thread *th)
-{
-	size_t i;
-
-	for (i = 0; i < r->t->nthreads; i++) {
-		const struct bt_thread *o = r->t->threads[i];
-
-		if (o != th && o->state != BT_TH_STOPPED &&
-		    o->state != BT_TH_GONE)
-			return 1;
-	}
-	return 0;
-}
-
-static int table_put(struct bt_recorder *r, struct bt_thread *th, int w,
-		     uint64_t orig, uint64_t trans)
+/*
+ * Other threads may probe the entry meanwhile: trans goes first, so that
+ * one that matches the new orig finds its trans; one that matched the old
+ * orig and loads the new trans is caught by the translation's entry,
+ * which checks its own orig (rx_emit_entry).  Each half is one aligned
+ * 8-byte store, as link patches are.
+ */
+static int table_put(struct bt_recorder *r, int w, uint64_t orig,
+		     uint64_t trans)
 {
 	size_t i = tab_index(w, orig);
 	uint64_t at = r->tables + (uint64_t)w * RX_TABLE_BYTES + i * 16;
-	uint64_t entry[2] = { orig, trans };
 
-	/* with readers about, trans first: one matching orig finds it whole */
-	if (others_run(r, th)) {
-		if (rc_mem_write(r, at + 8, &trans, 8) < 0 ||
-		    rc_mem_write(r, at, &orig, 8) < 0)
-			return 0;
-	} else if (rc_mem_write(r, at, entry, sizeof(entry)) < 0) {
+	if (rc_mem_write(r, at + 8, &trans, 8) < 0 ||
+	    rc_mem_write(r, at, &orig, 8) < 0)
 		return 0;
-	}
 	r->tab_orig[w][i] = orig;
 	return 1;
 }
@@ -466,12 +577,11 @@ static int table_put(struct bt_recorder *r, struct bt_thread *th, int w,
 /*
  * Make @orig -> @trans (its translation's entry) findable by the lookup;
  * 0 if no entry was free.
- * @need: a thread looks for it now, so an entry may be taken over, where
- * no other thread can be reading it meanwhile (it could match the old
- * orig and then load the new trans).
+ * @need: a thread looks for it now, so an entry may be taken over, with
+ * other threads running or not (table_put).
  */
-int rc_table_insert(struct bt_recorder *r, struct bt_thread *th, uint64_t orig,
-		    uint64_t trans, int need)
+int rc_table_insert(struct bt_recorder *r, uint64_t orig, uint64_t trans,
+		    int need)
 {
 	int w;
 
@@ -481,12 +591,12 @@ int rc_table_insert(struct bt_recorder *r, struct bt_thread *th, uint64_t orig,
 		if (r->tab_orig[w][i] == orig)
 			return 1;
 		if (!r->tab_orig[w][i])
-			return table_put(r, th, w, orig, trans);
+			return table_put(r, w, orig, trans);
 	}
-	if (!need || others_run(r, th))
+	if (!need)
 		return 0;
 	w = r->evict++ & 1;
-	return table_put(r, th, w, orig, trans);
+	return table_put(r, w, orig, trans);
 }
 
 int rc_tables_alloc(struct bt_recorder *r)
@@ -514,6 +624,7 @@ void rc_cache_flush(struct bt_recorder *r)
 		r->zone[i].npts = 0;
 	}
 	rc_blocks_clear(r);
+	rc_index_clear(&r->links);
 	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
 	if (!r->ready)
 		return;

@@ -238,6 +238,7 @@ static int exit_direct(struct bt_recorder *r, struct rthread *rt,
 		       struct user_regs_struct *regs, struct rx_point pt)
 {
 	struct rx_point *p;
+	struct zone *z;
 	uint64_t trans;
 
 	if (!r->host.translatable(r->t, pt.orig) ||
@@ -247,16 +248,21 @@ static int exit_direct(struct bt_recorder *r, struct rthread *rt,
 	}
 	/* translating may have moved the points: find it again */
 	p = rc_point_kind(r, pt.trans, PT_EXIT_DIRECT);
-	if (p && !(p->mask & RX_LINKED) &&
-	    rc_link_patch(r, rc_zone_of(r, p->trans), p->aux, trans) == 0)
-		p->mask |= RX_LINKED;
+	z = p ? rc_zone_of(r, p->trans) : NULL;
+	if (z)
+		rc_link_exit(r, z, (size_t)(p - z->pts), trans);
 	rc_zones_flush(r);	/* a far jump it may have made */
 	regs->rip = trans;
 	ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs);
 	return BT_RECORDER_GO_ON;
 }
 
-/* The lookup missed target rdx. */
+/*
+ * The lookup missed target rdx, or (aux 0) an entry found rdx was not its
+ * own: a table entry changed under the probe.  Either way rdx's
+ * translation is entered in a table; the lookup retries, or the entry
+ * goes straight to it.
+ */
 static int exit_ibl(struct bt_recorder *r, struct rthread *rt,
 		    struct user_regs_struct *regs, struct rx_point pt)
 {
@@ -269,7 +275,8 @@ static int exit_ibl(struct bt_recorder *r, struct rthread *rt,
 		leave_at(r, rt, regs, target, RX_PEND_NONE);
 		return BT_RECORDER_LEFT;
 	}
-	if (rc_table_insert(r, rt->th, target, trans - RX_ENTRY_LEN, 1)) {
+	if (rc_table_insert(r, target, trans - RX_ENTRY_LEN, 1) &&
+	    p->aux) {
 		regs->rip = p->aux;	/* the retry finds it */
 	} else {
 		regs_restore(r, rt, regs, p->mask, 0);

@@ -101,6 +101,25 @@ int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
 	return rc_code_write(r, site, &rel, 4);
 }
 
+/*
+ * Link the direct exit @z->pts[@pi] to @dest, its original's translation,
+ * and note it by that original (rc_code_gone unlinks it from there).
+ */
+void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
+		  uint64_t dest)
+{
+	struct rx_point *p = &z->pts[pi];
+	struct inode node = { .key = p->orig, .zi = (uint32_t)(z - r->zone),
+			      .pi = (uint32_t)pi };
+
+	if (p->mask & RX_LINKED)
+		return;
+	if (rc_index_add(&r->links, node) < 0 ||
+	    rc_link_patch(r, z, p->aux, dest) < 0)
+		return;	/* the exit stays: it stops, and links then */
+	z->pts[pi].mask |= RX_LINKED;	/* the int3 is dead */
+}
+
 /* Link the exits of zone points [from...) whose targets now exist. */
 static void link_batch(struct bt_recorder *r, size_t *mark)
 {
@@ -117,9 +136,8 @@ static void link_batch(struct bt_recorder *r, size_t *mark)
 			if (p->kind != PT_EXIT_DIRECT || (p->mask & RX_LINKED))
 				continue;
 			b = rc_block_find(r, p->orig);
-			if (b && b->trans[p->pend] &&
-			    rc_link_patch(r, z, p->aux, b->trans[p->pend]) == 0)
-				p->mask |= RX_LINKED;	/* the int3 is dead */
+			if (b && b->trans[p->pend])
+				rc_link_exit(r, z, i, b->trans[p->pend]);
 		}
 	}
 }
@@ -175,7 +193,7 @@ static void return_sites(struct bt_recorder *r, struct bt_thread *th,
 			continue;
 		site = rc_block_find(r, b->next);
 		if (site && site->trans[RX_PEND_NONE])
-			rc_table_insert(r, th, b->next,
+			rc_table_insert(r, b->next,
 					site->trans[RX_PEND_NONE] -
 						RX_ENTRY_LEN, 0);
 	}
@@ -230,78 +248,86 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 
 /* ---- code that goes away ---------------------------------------------- */
 
-int rc_gone(const struct bt_recorder *r, uint64_t orig, uint64_t lo,
-	    uint64_t hi)
+/*
+ * Links to @orig's translations go back to their exits; its lookup
+ * entries are cleared.  (A node whose link was undone otherwise, by a
+ * flush, is gone with the flush.)
+ */
+static void orig_gone(struct bt_recorder *r, uint64_t orig)
 {
-	const struct rb *b;
-
-	if (orig >= lo && orig < hi)
-		return 1;
-	b = rc_block_find(r, orig);
-	return b && b->dead;
-}
-
-/* Links into code in [@lo, @hi) go back to their exits. */
-static void links_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
-{
-	size_t i, zi;
-
-	for (zi = 0; zi < r->nzone; zi++) {
-		struct zone *z = &r->zone[zi];
-
-		for (i = 0; i < z->npts; i++) {
-			struct rx_point *p = &z->pts[i];
-			int32_t rel = 0;
-
-			if (p->kind == PT_EXIT_DIRECT &&
-			    (p->mask & RX_LINKED) &&
-			    rc_gone(r, p->orig, lo, hi) &&
-			    rc_code_write(r, p->aux, &rel, 4) == 0)
-				p->mask &= ~RX_LINKED;
-		}
-	}
-}
-
-/* Lookup entries for code in [@lo, @hi) are cleared. */
-static void tables_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
-{
-	static const uint64_t zero[2];
-	size_t i;
+	static const uint64_t zero;
+	struct inode **pp = rc_index_head(&r->links, orig);
 	int w;
 
-	for (w = 0; w < 2; w++)
-		for (i = 0; i < RX_TABLE_ENTRIES; i++) {
-			uint64_t o = r->tab_orig[w][i];
-			uint64_t at = r->tables +
-				      (uint64_t)w * RX_TABLE_BYTES + i * 16;
+	while (*pp) {
+		struct inode *e = *pp;
+		struct rx_point *p;
+		int32_t rel = 0;
 
-			if (o && rc_gone(r, o, lo, hi) &&
-			    rc_mem_write(r, at, zero, 8) == 0)
-				r->tab_orig[w][i] = 0;
+		if (e->key != orig) {
+			pp = &e->next;
+			continue;
 		}
+		p = &r->zone[e->zi].pts[e->pi];
+		if ((p->mask & RX_LINKED) &&
+		    rc_code_write(r, p->aux, &rel, 4) == 0)
+			p->mask &= ~RX_LINKED;
+		rc_index_unlink(&r->links, pp);
+	}
+	for (w = 0; w < 2; w++) {
+		size_t i = w == 0 ? (orig & 0xffff) : ((orig >> 8) & 0xffff);
+
+		if (r->tab_orig[w] && r->tab_orig[w][i] == orig &&
+		    rc_mem_write(r, r->tables + (uint64_t)w * RX_TABLE_BYTES +
+					    i * 16, &zero, 8) == 0)
+			r->tab_orig[w][i] = 0;
+	}
 }
 
-/* Blocks marked dead are dropped. */
-static void blocks_gone(struct bt_recorder *r)
+/* Mark @b dead: out of the hash by start, onto the list *@dead. */
+static void block_dies(struct bt_recorder *r, struct rb *b, struct rb **dead)
 {
+	struct rb **pp;
+
+	if (b->dead)
+		return;
+	pp = &r->bucket[rc_block_hash(b->start, r->nbucket)];
+	while (*pp && *pp != b)
+		pp = &(*pp)->hnext;
+	if (*pp) {
+		*pp = b->hnext;
+		r->nblocks--;
+	}
+	b->dead = 1;
+	b->hnext = *dead;
+	*dead = b;
+}
+
+/*
+ * Blocks that overlap [@lo, @hi), listed through hnext: through the index
+ * by page, the range's pages or, if it has more pages than the index has
+ * nodes, all nodes.
+ */
+static struct rb *blocks_in(struct bt_recorder *r, uint64_t lo, uint64_t hi)
+{
+	uint64_t first = lo >> 12, last = (hi - 1) >> 12, pg;
+	struct rb *dead = NULL;
+	struct inode *e;
 	size_t i;
 
-	for (i = 0; i < r->nbucket; i++) {
-		struct rb **pp = &r->bucket[i];
-
-		while (*pp) {
-			struct rb *b = *pp;
-
-			if (!b->dead) {
-				pp = &b->hnext;
-				continue;
-			}
-			*pp = b->hnext;
-			rb_release(b);
-			free(b);
-			r->nblocks--;
-		}
+	if (last - first >= r->by_page.n) {
+		for (i = 0; i < r->by_page.nbucket; i++)
+			for (e = r->by_page.bucket[i]; e; e = e->next)
+				if (e->b->start < hi && e->b->next + 1 > lo)
+					block_dies(r, e->b, &dead);
+		return dead;
 	}
+	for (pg = first; pg <= last; pg++)
+		for (e = *rc_index_head(&r->by_page, pg); e; e = e->next)
+			if (e->key == pg && e->b->start < hi &&
+			    e->b->next + 1 > lo)
+				block_dies(r, e->b, &dead);
+	return dead;
 }
 
 /*
@@ -309,24 +335,23 @@ static void blocks_gone(struct bt_recorder *r)
  * may lead into its translations any more.  Links to them go back to
  * their exits, lookup entries for them are cleared, their blocks are
  * dropped (a thread inside one runs it to its end: what the program itself
- * does with code it unmaps while running it).
+ * does with code it unmaps while running it).  The indexes make this cost
+ * what it takes away, not what the cache holds.
  */
 void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 {
+	struct rb *dead, *b, *next;
 	size_t i;
 
-	if (!span_overlaps(r, lo - RB_MAX_BYTES, hi))
+	if (hi <= lo || !span_overlaps(r, lo - RB_MAX_BYTES, hi))
 		return;
-	for (i = 0; i < r->nbucket; i++) {
-		struct rb *b;
-
-		for (b = r->bucket[i]; b; b = b->hnext)
-			if (b->start < hi && b->next + 1 > lo)
-				b->dead = 1;
+	dead = blocks_in(r, lo, hi);
+	for (b = dead; b; b = b->hnext)
+		orig_gone(r, b->start);
+	for (b = dead; b; b = next) {
+		next = b->hnext;
+		rc_block_drop(r, b);
 	}
-	links_gone(r, lo, hi);
-	tables_gone(r, lo, hi);
-	blocks_gone(r);
 	for (i = 0; i < CODE_PAGES; i++)
 		if (r->pages[i].addr + 4096 > lo && r->pages[i].addr < hi)
 			r->pages[i].valid = 0;

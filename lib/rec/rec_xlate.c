@@ -777,6 +777,26 @@ static int emit_lookup(struct rx_emit *e)
 	return ret;
 }
 
+/*
+ * The entry checks that rdx is its own original: a table entry is
+ * replaced while other threads probe it (two stores), so a probe may
+ * match the old orig and load the new trans.  A mismatch exits as a miss
+ * of rdx; no safe point before the check (the thread stands for rdx, not
+ * entry_orig, until it passed).
+ */
+static int entry_check(struct rx_emit *e)
+{
+	put(e, "\x48\xb9", 2);			/* movabs $orig,%rcx */
+	put64(e, e->entry_orig);
+	put(e, "\x48\xf7\xd1", 3);		/* not %rcx */
+	put(e, "\x48\x8d\x4c\x11\x01", 5);	/* lea 1(%rcx,%rdx),%rcx */
+	put(e, "\xe3\x01", 2);			/* jrcxz ok */
+	if (point(e, RX_POINT_EXIT_IBL, 0, 0, RM_RAX | RM_RCX | RM_RDX) < 0)
+		return -bte_nomem;
+	put8(e, 0xcc);
+	return 0;
+}
+
 int rx_emit_entry(struct rx_emit *e)
 {
 	static const uint8_t regs[] = { R_AX, R_CX, R_DX };
@@ -784,6 +804,8 @@ int rx_emit_entry(struct rx_emit *e)
 	int mask = RM_RAX | RM_RCX | RM_RDX, ret, i;
 
 	ret = grow(e, RX_ENTRY_LEN);
+	if (ret == 0)
+		ret = entry_check(e);
 	for (i = 0; i < 3 && ret == 0; i++) {
 		ret = point(e, RX_POINT_SAFE, e->entry_orig, 0, mask);
 		gs_mov(e, 1, regs[i], slot[i]);

@@ -162,7 +162,7 @@ enum rx_point_kind {
 	RX_POINT_EXIT_DIRECT,	/* int3: orig not translated; aux: the rel32
 				   to patch */
 	RX_POINT_EXIT_IBL,	/* int3: lookup missed, target in rdx; aux:
-				   probe */
+				   probe, 0 for an entry's check */
 	RX_POINT_EXIT_LEAVE,	/* int3: leave the translation at orig */
 };
 
@@ -224,10 +224,11 @@ int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
 /*
  * A translation without pending outcomes starts with its entry: the
  * lookup jumps there with rax, rcx and rdx still borrowed, and the entry
- * takes them back from the control block; direct links go past it.
- * rx_emit_entry emits one (for e->entry_orig).
+ * checks that rdx is e->entry_orig (else an RX_POINT_EXIT_IBL with aux 0:
+ * a table entry changed under the probe), then takes them back from the
+ * control block; direct links go past it.  rx_emit_entry emits one.
  */
-#define RX_ENTRY_LEN	27
+#define RX_ENTRY_LEN	48
 int rx_emit_entry(struct rx_emit *e);
 
 /* Emit jmp *0(%rip); .quad @dest (reaches anywhere). */

@@ -157,6 +157,7 @@ void bt_recorder_reset(struct bt_recorder *r)
 	if (!r)
 		return;
 	rc_blocks_clear(r);
+	rc_index_clear(&r->links);
 	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
 	for (i = 0; i < r->nzone; i++) {
 		free(r->zone[i].pts);
@@ -213,6 +214,9 @@ void bt_recorder_free(struct bt_recorder *r)
 	if (r->bucket)
 		rc_blocks_clear(r);
 	free(r->bucket);
+	rc_index_clear(&r->links);
+	free(r->by_page.bucket);
+	free(r->links.bucket);
 	for (i = 0; i < r->nzone; i++) {
 		free(r->zone[i].pts);
 		free(r->zone[i].pend);

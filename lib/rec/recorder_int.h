@@ -40,6 +40,24 @@ struct zone {
 	size_t npts, ptcap;
 };
 
+/*
+ * An index of the cache by address, so that code going away costs what it
+ * takes away: blocks by the pages they cover, linked exits by the
+ * original they lead to (a zone's points keep their place until the
+ * cache is flushed).
+ */
+struct inode {
+	uint64_t key;
+	struct inode *next;
+	struct rb *b;			/* by page: the block */
+	uint32_t zi, pi;		/* by target: zone and point */
+};
+
+struct index {
+	struct inode **bucket;
+	size_t nbucket, n;
+};
+
 /* A thread, its slot and where decoding its ring stands. */
 struct rthread {
 	struct bt_thread *th;
@@ -81,6 +99,8 @@ struct bt_recorder {
 	size_t nzone;
 	struct rb **bucket;		/* blocks by start */
 	size_t nbucket, nblocks;
+	struct index by_page;		/* blocks by the pages they cover */
+	struct index links;		/* linked exits by their original */
 	uint64_t translated;
 	uint64_t version;
 	unsigned evict;
@@ -107,6 +127,7 @@ int rc_mem_read(struct bt_recorder *r, uint64_t addr, void *buf, size_t len);
 int64_t rc_syscall(struct bt_recorder *r, struct bt_thread *th, long nr,
 		   uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
 		   uint64_t a4);
+size_t rc_block_hash(uint64_t a, size_t n);
 struct rb *rc_block_find(const struct bt_recorder *r, uint64_t a);
 struct rb *rc_block_get(struct bt_recorder *r, uint64_t a);
 struct zone *rc_zone_of(struct bt_recorder *r, uint64_t pc);
@@ -120,9 +141,14 @@ int rc_code_write(struct bt_recorder *r, uint64_t addr, const void *buf,
 int rc_zone_commit(struct bt_recorder *r, struct zone *z, struct rx_emit *e);
 void rc_emit_init(struct bt_recorder *r, struct rx_emit *e, struct zone *z);
 int rc_tables_alloc(struct bt_recorder *r);
-int rc_table_insert(struct bt_recorder *r, struct bt_thread *th,
-		    uint64_t orig, uint64_t trans, int need);
+int rc_table_insert(struct bt_recorder *r, uint64_t orig, uint64_t trans,
+		    int need);
 void rc_blocks_clear(struct bt_recorder *r);
+void rc_block_drop(struct bt_recorder *r, struct rb *b);
+int rc_index_add(struct index *x, struct inode node);
+struct inode **rc_index_head(const struct index *x, uint64_t key);
+void rc_index_unlink(struct index *x, struct inode **pp);
+void rc_index_clear(struct index *x);
 void rc_cache_flush(struct bt_recorder *r);
 
 /* rec_link.c: translating, linking, code that goes away */
@@ -130,8 +156,8 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 		 uint8_t pend, uint64_t *trans);
 int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
 		  uint64_t dest);
-int rc_gone(const struct bt_recorder *r, uint64_t orig, uint64_t lo,
-	    uint64_t hi);
+void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
+		  uint64_t dest);
 void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_note_syscall(struct rthread *rt, const struct user_regs_struct *regs);
 

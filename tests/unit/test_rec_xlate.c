@@ -8,6 +8,7 @@
  * indirect targets through the lookup tables.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -207,7 +208,8 @@ static uint64_t rig_translate_pend(const uint8_t *bytes, size_t len,
 	e.link = rig_link;
 	memset(rig.link_pend, 0, sizeof(rig.link_pend));
 	assert_int_equal(rx_translate(x, &b, pend, &e), 0);
-	at = e.base;
+	/* called as a direct link would: past the lookup's entry */
+	at = e.base + (pend == RX_PEND_NONE ? RX_ENTRY_LEN : 0);
 	rig.used += (e.len + 15) & ~15ul;
 	free(e.pts);
 	rb_release(&b);
@@ -380,6 +382,50 @@ static void indirect_lookup(void **state)
 	(void)state;
 }
 
+static sigjmp_buf trap_jmp;
+
+static void on_trap(int sig)
+{
+	(void)sig;
+	siglongjmp(trap_jmp, 1);
+}
+
+/*
+ * A table entry replaced while another thread probes it: the probe
+ * matched the old orig (0x500000) and loaded the new trans (the entry of
+ * 0x600000's translation).  That entry must not run 0x600000's code for
+ * 0x500000: it exits to the tracer (int3) as a miss of rdx.
+ */
+static void entry_checks_orig(void **state)
+{
+	static const uint8_t code[] = { 0xff, 0xe7 };	/* jmp *%rdi */
+	uint64_t fn, flags, target = 0x500000;
+	uint64_t *entry = rig.tables + (target & 0xffff) * 2;
+	struct sigaction sa = { .sa_handler = on_trap }, old;
+	volatile int trapped = 0;
+
+	fn = rig_translate(code, sizeof(code), BASE);
+	memset(rig.tables, 0, 2 * RX_TABLE_BYTES);
+	entry[0] = target;
+	entry[1] = rig.entry[1];
+	rig_reset();
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_NODEFER;
+	sigaction(SIGTRAP, &sa, &old);
+	if (sigsetjmp(trap_jmp, 1) == 0)
+		rig_call(fn, target, &flags);
+	else
+		trapped = 1;
+	syscall(SYS_arch_prctl, ARCH_SET_GS, 0ul);
+	sigaction(SIGTRAP, &old, NULL);
+	assert_true(trapped);
+	/* the matching pair enters */
+	entry[1] = rig.entry[0];
+	rig_reset();
+	assert_int_equal(rig_call(fn, target, &flags) & 0xff, 1);
+	(void)state;
+}
+
 /*
  * The same conditional carrying outcomes: with none pending, each side
  * goes on to its successor's variant with its outcome, recording nothing;
@@ -464,6 +510,7 @@ int main(void)
 		cmocka_unit_test(rip_relative),
 		cmocka_unit_test(rip_out_of_reach),
 		cmocka_unit_test(indirect_lookup),
+		cmocka_unit_test(entry_checks_orig),
 		cmocka_unit_test(cond_carries),
 		cmocka_unit_test(indirect_carries),
 		cmocka_unit_test(stub_records),
