@@ -162,10 +162,10 @@ static int safe_point(struct bt_recorder *r, struct rthread *rt,
 
 	for (i = 0; i < n; i++) {
 		switch (p[i].kind) {
-		case PT_SAFE:
+		case RX_POINT_SAFE:
 			regs_restore(r, rt, regs, p[i].mask, p[i].orig);
 			/* fall through */
-		case PT_EXIT_DIRECT:
+		case RX_POINT_EXIT_DIRECT:
 			*orig = p[i].orig;
 			*pend = p[i].pend;
 			return 1;
@@ -202,7 +202,7 @@ static int wrap_fault(struct bt_recorder *r, struct rthread *rt,
 	if (si->si_signo != SIGSEGV || addr >= rt->base ||
 	    addr < rt->base - 4096)
 		return 0;
-	p = rc_point_kind(r, regs->rip, PT_STORE);
+	p = rc_point_kind(r, regs->rip, RX_POINT_STORE);
 	if (!p || rc_head_read(r, rt, &head) < 0)
 		return 0;
 	len = head - regs->rcx;
@@ -247,7 +247,7 @@ static int exit_direct(struct bt_recorder *r, struct rthread *rt,
 		return BT_RECORDER_LEFT;
 	}
 	/* translating may have moved the points: find it again */
-	p = rc_point_kind(r, pt.trans, PT_EXIT_DIRECT);
+	p = rc_point_kind(r, pt.trans, RX_POINT_EXIT_DIRECT);
 	z = p ? rc_zone_of(r, p->trans) : NULL;
 	if (z)
 		rc_link_exit(r, z, (size_t)(p - z->pts), trans);
@@ -295,11 +295,11 @@ static int exit_at(struct bt_recorder *r, struct rthread *rt,
 
 	for (i = 0; i < n; i++) {
 		switch (p[i].kind) {
-		case PT_EXIT_DIRECT:
+		case RX_POINT_EXIT_DIRECT:
 			return exit_direct(r, rt, regs, p[i]);
-		case PT_EXIT_IBL:
+		case RX_POINT_EXIT_IBL:
 			return exit_ibl(r, rt, regs, p[i]);
-		case PT_EXIT_LEAVE:
+		case RX_POINT_EXIT_LEAVE:
 			regs_restore(r, rt, regs, p[i].mask, p[i].orig);
 			if (p[i].mask & RM_RCX)	/* a syscall's exit */
 				rc_note_syscall(rt, regs);

@@ -133,7 +133,7 @@ static void link_batch(struct bt_recorder *r, size_t *mark)
 			struct rx_point *p = &z->pts[i];
 			const struct rb *b;
 
-			if (p->kind != PT_EXIT_DIRECT || (p->mask & RX_LINKED))
+			if (p->kind != RX_POINT_EXIT_DIRECT || (p->mask & RX_LINKED))
 				continue;
 			b = rc_block_find(r, p->orig);
 			if (b && b->trans[p->pend])

@@ -102,7 +102,7 @@ struct rb {
 	uint16_t *off;		/* instruction offsets, ninsn of them */
 	uint64_t trans[RX_PENDS];	/* its translation by pending
 					   outcomes, 0: none yet */
-	int dead;		/* its code went away (rec.c's invalidation) */
+	int dead;		/* its code went away (rec_link.c's invalidation) */
 	struct rb *hnext;
 };
 
@@ -165,16 +165,6 @@ enum rx_point_kind {
 				   probe, 0 for an entry's check */
 	RX_POINT_EXIT_LEAVE,	/* int3: leave the translation at orig */
 };
-
-/*
- * The old names, for rec.c until it is renamed too (they read as Intel
- * PT's): do not use in new code.
- */
-#define PT_SAFE		RX_POINT_SAFE
-#define PT_STORE	RX_POINT_STORE
-#define PT_EXIT_DIRECT	RX_POINT_EXIT_DIRECT
-#define PT_EXIT_IBL	RX_POINT_EXIT_IBL
-#define PT_EXIT_LEAVE	RX_POINT_EXIT_LEAVE
 
 /* RX_POINT_EXIT_DIRECT's mask: its jump goes to the translation now. */
 #define RX_LINKED	0x80
