@@ -159,6 +159,19 @@ static int detach_all(struct bt_target *t)
 	return ret;
 }
 
+/*
+ * The start of every letting go: all threads stopped, none left on an int3
+ * of btrace's, every int3 out.  Returns the first error; the rest is done.
+ */
+static int letgo_begin(struct bt_target *t)
+{
+	int ret = bt_target_stop_all(t), r;
+
+	settle_breaks(t);
+	r = bt_breaks_remove_all(t);
+	return ret ? ret : r;
+}
+
 int bt_target_detach(struct bt_target *t)
 {
 	int ret, r;
@@ -167,11 +180,7 @@ int bt_target_detach(struct bt_target *t)
 		return bt_fail(bte_invalid, 0, "bt_target_detach(NULL)");
 	if (!t->traced || t->gone)
 		return 0;
-	ret = bt_target_stop_all(t);
-	settle_breaks(t);
-	r = bt_breaks_remove_all(t);
-	if (!ret)
-		ret = r;
+	ret = letgo_begin(t);
 	r = detach_all(t);
 	if (!ret)
 		ret = r;
@@ -194,11 +203,7 @@ int bt_target_detach_stopped(struct bt_target *t)
 		return bt_fail(bte_invalid, 0, "bt_target_detach_stopped(NULL)");
 	if (!t->traced || t->gone)
 		return 0;
-	ret = bt_target_stop_all(t);
-	settle_breaks(t);
-	r = bt_breaks_remove_all(t);
-	if (!ret)
-		ret = r;
+	ret = letgo_begin(t);
 	for (i = 0; i < t->nthreads; i++)
 		if (t->threads[i]->state == BT_TH_STOPPED)
 			drain_trap(t, t->threads[i]);
