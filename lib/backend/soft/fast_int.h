@@ -200,7 +200,6 @@ void fast_gap_append(struct bt_target *t, struct bt_thread *th,
 int fast_is_restorer(const struct fast *f, uint64_t start);
 
 /* fast_stop.c: stops, steps, displaced slots */
-int fast_ptrace(int req, struct bt_thread *th, int sig);
 int fast_slot_enter(struct bt_target *t, struct bt_thread *th,
 		    struct user_regs_struct *regs);
 int fast_slot_restart(struct bt_target *t, struct bt_thread *th,

@@ -211,11 +211,6 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 		branch_taken(t, th, in.addr, post->rip, in.iclass, post);
 }
 
-int fast_ptrace(int req, struct bt_thread *th, int sig)
-{
-	return bt_thread_restart(th, req, sig);
-}
-
 int fast_step_start(struct bt_thread *th, int state,
 		    const struct user_regs_struct *regs, int sig)
 {
@@ -223,7 +218,7 @@ int fast_step_start(struct bt_thread *th, int state,
 
 	ft->state = state;
 	ft->pre = *regs;
-	return fast_ptrace(PTRACE_SINGLESTEP, th, sig);
+	return bt_thread_restart(th, PTRACE_SINGLESTEP, sig);
 }
 
 /* ---- displaced slots --------------------------------------------------- */
@@ -293,7 +288,7 @@ int fast_slot_enter(struct bt_target *t, struct bt_thread *th,
 	ft->displaced = orig;
 	ft->state = FT_RUN;
 	t->stats.displaced++;
-	return fast_ptrace(PTRACE_CONT, th, 0) < 0 ? -bte_ptrace : 1;
+	return bt_thread_restart(th, PTRACE_CONT, 0) < 0 ? -bte_ptrace : 1;
 }
 
 /*

@@ -101,7 +101,7 @@ int bt_fast_resume_begin(struct bt_target *t, struct bt_thread *th, int sig,
 		ret = fast_step_start(th, sig ? FT_SIGSTEP : FT_STEP, regs,
 				      sig);
 	else if (ft->state == FT_NATIVE && !(ft->need_step && !sig))
-		ret = fast_ptrace(PTRACE_CONT, th, sig);
+		ret = bt_thread_restart(th, PTRACE_CONT, sig);
 	else
 		goto commit;
 	return ret < 0 ? ret : 1;
@@ -151,7 +151,7 @@ int bt_fast_resume_run(struct bt_target *t, struct bt_thread *th,
 	if (!fast_addr_chained(t, regs->rip)) {
 		if (!fast_addr_traced(t, regs->rip)) {
 			fast_native_enter(t, th, regs->rip, 0);
-			return fast_ptrace(PTRACE_CONT, th, 0);
+			return bt_thread_restart(th, PTRACE_CONT, 0);
 		}
 		return fast_step_start(th, FT_STEP, regs, 0);
 	}
@@ -169,7 +169,7 @@ int bt_fast_resume_run(struct bt_target *t, struct bt_thread *th,
 		return fast_step_start(th, FT_STEP, regs, 0);
 	}
 	ft->state = FT_RUN;
-	return fast_ptrace(PTRACE_CONT, th, 0);
+	return bt_thread_restart(th, PTRACE_CONT, 0);
 }
 
 static int fast_resume(struct bt_target *t, struct bt_thread *th, int sig)
@@ -202,7 +202,7 @@ int bt_fast_stepping(const struct bt_thread *th, uint64_t *from)
 
 int bt_fast_restep(struct bt_thread *th)
 {
-	return fast_ptrace(PTRACE_SINGLESTEP, th, 0);
+	return bt_thread_restart(th, PTRACE_SINGLESTEP, 0);
 }
 
 void bt_fast_step_ran(struct bt_target *t, struct bt_thread *th)
@@ -218,7 +218,7 @@ int bt_fast_cont(struct bt_thread *th)
 	struct fast_thread *ft = th->bk;
 
 	ft->state = FT_RUN;
-	return fast_ptrace(PTRACE_CONT, th, 0);
+	return bt_thread_restart(th, PTRACE_CONT, 0);
 }
 
 /* The tracer steps @th over a debugger's breakpoint (int3 lifted). */
