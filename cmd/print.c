@@ -1073,9 +1073,11 @@ void print_report_json(FILE *out, const struct print_report *r,
 	if (r->stats)
 		fprintf(out, ",\n \"stats\": {\"instructions\": %" PRIu64
 			", \"branches\": %" PRIu64 ", \"stops\": %" PRIu64
-			", \"displaced\": %" PRIu64 "}",
+			", \"displaced\": %" PRIu64 ", \"ring_bytes\": %" PRIu64
+			", \"ring_read\": %" PRIu64 "}",
 			r->stats->instructions, r->stats->branches,
-			r->stats->stops, r->stats->displaced);
+			r->stats->stops, r->stats->displaced,
+			r->stats->ring_bytes, r->stats->ring_read);
 	fputs("}\n", out);
 }
 

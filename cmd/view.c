@@ -128,6 +128,22 @@ void view_thread_release(struct view_thread *v)
 	memset(v, 0, sizeof(*v));
 }
 
+/*
+ * Anonymous executable memory (a JIT's code, btrace's own translations,
+ * tens of MiB) is not copied: live memory is read where a view needs it.
+ */
+static void anon_leave_live(struct bt_maps *maps)
+{
+	size_t i;
+
+	for (i = 0; i < maps->count; i++) {
+		const char *p = maps->map[i].path;
+
+		if (!p || !p[0] || !strncmp(p, "[anon:", 6))
+			maps->map[i].prot &= ~(uint32_t)BT_MAP_X;
+	}
+}
+
 struct bt_image *view_image(pid_t pid, bt_image_read_fn read, void *ctx)
 {
 	struct bt_maps maps = { 0 };
@@ -136,6 +152,7 @@ struct bt_image *view_image(pid_t pid, bt_image_read_fn read, void *ctx)
 	if (!image)
 		return NULL;
 	if (bt_maps_read(pid, &maps) == 0) {
+		anon_leave_live(&maps);
 		bt_image_add_maps(image, &maps, read, ctx);
 		bt_maps_release(&maps);
 	}

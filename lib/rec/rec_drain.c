@@ -224,14 +224,15 @@ static int collect_pass(const struct rec_ring_view *v, uint64_t drained,
 {
 	while (a < limit) {
 		const uint8_t *p = v->bytes + (a - v->base);
-		size_t len = rec_len(p[0]);
+		size_t len;
 
-		if (!len || a + len > limit)
-			break;
 		if (start + (v->top - a) <= drained) {
-			c->total = drained;	/* reached */
+			c->total = drained;	/* reached: not read */
 			break;
 		}
+		len = rec_len(p[0]);
+		if (!len || a + len > limit)
+			break;
 		if (found_push(&c->f, &c->n, &c->cap, p, len) < 0)
 			return -bte_nomem;
 		c->total = start + (v->top - a) - len;
@@ -240,9 +241,35 @@ static int collect_pass(const struct rec_ring_view *v, uint64_t drained,
 	return 0;
 }
 
-uint64_t rec_drain_low(const struct rec_ring_view *v)
+/* The end of what @start bytes before a pass leave undrained from @a up. */
+static uint64_t undrained_end(const struct rec_ring_view *v, uint64_t start,
+			      uint64_t drained, uint64_t limit)
 {
-	return v->prev_low && v->prev_low < v->head ? v->prev_low : v->head;
+	uint64_t done = drained > start ? drained - start : 0;
+
+	if (done >= v->top - v->base)
+		return v->base;
+	return v->top - done < limit ? v->top - done : limit;
+}
+
+int rec_drain_spans(const struct rec_ring_view *v, uint64_t drained,
+		    uint64_t lo[2], uint64_t hi[2])
+{
+	int n = 0;
+
+	if (v->head < v->base || v->head > v->top)
+		return 0;
+	lo[0] = v->head;
+	hi[0] = undrained_end(v, v->pass_start, drained, v->top);
+	if (hi[0] > lo[0])
+		n++;
+	if (v->prev_low && v->prev_low < v->head && drained < v->pass_start) {
+		lo[n] = v->prev_low;
+		hi[n] = undrained_end(v, v->prev_start, drained, v->head);
+		if (hi[n] > lo[n])
+			n++;
+	}
+	return n;
 }
 
 /*

@@ -24,7 +24,7 @@ struct rb;
 
 /* A thread's ring as the drain sees it. */
 struct rec_ring_view {
-	/* bytes[a - base] is the byte at a, for a in [rec_drain_low(), top) */
+	/* bytes[a - base] is the byte at a, for a in rec_drain_spans() */
 	const uint8_t *bytes;
 	uint64_t base, top;	/* the ring [base, top) */
 	uint64_t head;		/* TCB_HEAD: the newest whole record */
@@ -53,8 +53,15 @@ struct rec_walker {
 	uint64_t hi;		/* the last REC_IND's high half, ~0: none */
 };
 
-/* The lowest address rec_drain() reads: copy [it, top) into bytes. */
-uint64_t rec_drain_low(const struct rec_ring_view *v);
+/*
+ * What rec_drain() reads of @v after @drained bytes were decoded: the
+ * records written since, in at most two spans [lo[i], hi[i]) of the ring
+ * (this pass's new records from head up, and the rest of the pass before
+ * where the ring wrapped).  Copy them into bytes.  Returns the number of
+ * spans, 0 when nothing was written since.
+ */
+int rec_drain_spans(const struct rec_ring_view *v, uint64_t drained,
+		    uint64_t lo[2], uint64_t hi[2]);
 
 /*
  * Decode the records of @v written after the first *@drained bytes, then

@@ -159,16 +159,20 @@ void rc_drain(struct bt_recorder *r, struct rthread *rt, uint64_t stop)
 		.pass_start = rt->pass_start, .prev_start = rt->prev_start,
 		.prev_low = rt->prev_low,
 	};
-	uint64_t lo, drained = rt->drained;
-	int lost;
+	uint64_t lo[2], hi[2], drained = rt->drained;
+	int i, n, lost;
 
 	if (rc_head_read(r, rt, &v.head) < 0)
 		return;
 	if (v.head < rt->base || v.head > rt->top)
 		return;		/* corrupt */
-	lo = rec_drain_low(&v);
-	if (rc_mem_read(r, lo, r->ringbuf + (lo - rt->base), rt->top - lo) < 0)
-		return;
+	n = rec_drain_spans(&v, drained, lo, hi);
+	for (i = 0; i < n; i++) {	/* what was written since, only */
+		if (rc_mem_read(r, lo[i], r->ringbuf + (lo[i] - rt->base),
+				hi[i] - lo[i]) < 0)
+			return;
+		r->t->stats.ring_read += hi[i] - lo[i];
+	}
 	lost = rec_drain(&v, &drained, &w, stop);
 	if (lost < 0)
 		return;

@@ -157,7 +157,7 @@ static void report_json(void **state)
 	assert_non_null(strstr(out, "\"threads\": [{\"tid\": 42, \"lost\": 7, \"branches\": ["));
 	assert_non_null(strstr(out, "{\"from\": \"0x0\", \"to\": \"0x0\", \"kind\": \"gap\", \"gap\": \"overflow\", \"from_sym\": null, \"to_sym\": null, \"from_src\": null, \"to_src\": null, \"insn\": null}"));
 	assert_non_null(strstr(out, "{\"from\": \"0x1000\", \"to\": \"0x1010\", \"kind\": \"call\", \"from_sym\": null, \"to_sym\": null, \"from_src\": null, \"to_src\": null, \"insn\": \"call 0x1010\"}"));
-	assert_non_null(strstr(out, "\"stats\": {\"instructions\": 100, \"branches\": 20, \"stops\": 101, \"displaced\": 9}}\n"));
+	assert_non_null(strstr(out, "\"stats\": {\"instructions\": 100, \"branches\": 20, \"stops\": 101, \"displaced\": 9, \"ring_bytes\": 0, \"ring_read\": 0}}\n"));
 	free(out);
 }
 

@@ -64,6 +64,8 @@ struct fixture {
 	size_t nev;
 	/* the ring, as the thread and the tracer keep it */
 	uint8_t bytes[64];
+	uint8_t copy[64];	/* what the tracer read of it: the spans */
+	uint64_t read;		/* bytes it read, over all drains */
 	size_t size;
 	struct rec_ring_view v;
 	uint64_t drained;
@@ -175,10 +177,29 @@ static void put_tnt(struct fixture *f, uint8_t tnt)
 	put(f, &tnt, 1);
 }
 
+/*
+ * Drain as the tracer does: only the spans rec_drain_spans() names are
+ * read from the ring, into a copy whose other bytes are REC_IND tags (a
+ * byte read outside them decodes as a target nowhere in the code).
+ */
 static int drain(struct fixture *f, uint64_t stop)
 {
+	struct rec_ring_view v = f->v;
+	uint64_t lo[2], hi[2];
+	int i, n;
+
 	f->nev = 0;
-	return rec_drain(&f->v, &f->drained, &f->w, stop);
+	memset(f->copy, REC_IND, sizeof(f->copy));
+	n = rec_drain_spans(&f->v, f->drained, lo, hi);
+	assert_true(n >= 0 && n <= 2);
+	for (i = 0; i < n; i++) {
+		assert_true(lo[i] >= v.base && hi[i] <= v.top && lo[i] < hi[i]);
+		memcpy(f->copy + (lo[i] - v.base), f->bytes + (lo[i] - v.base),
+		       hi[i] - lo[i]);
+		f->read += hi[i] - lo[i];
+	}
+	v.bytes = f->copy;
+	return rec_drain(&v, &f->drained, &f->w, stop);
 }
 
 static void ev_insns(const struct fixture *f, size_t i, uint32_t n)
@@ -220,6 +241,7 @@ static void drain_basic(void **state)
 	ev_insns(f, 2, 3);
 	ev_branch(f, 3, BASE + 10, BASE, BT_BR_RET);
 	assert_int_equal(f->drained, 19);
+	assert_int_equal(f->read, 19);
 	assert_int_equal(f->w.pc, BASE);
 }
 
@@ -240,6 +262,7 @@ static void drain_incremental(void **state)
 
 	assert_int_equal(drain(f, 0), 0);
 	assert_int_equal(f->nev, 0);	/* nothing new */
+	assert_int_equal(f->read, 10);	/* and nothing read */
 
 	put_addr(f, REC_IND, BASE);
 	assert_int_equal(drain(f, BASE + 3), 0);
@@ -250,6 +273,32 @@ static void drain_incremental(void **state)
 	ev_branch(f, 3, BASE + 10, BASE, BT_BR_RET);
 	ev_insns(f, 4, 1);		/* the cmp before the stop */
 	assert_int_equal(f->w.pc, BASE + 3);
+	assert_int_equal(f->read, 19);	/* each byte once */
+}
+
+/*
+ * Drains between wraps: each reads only what was written since the last,
+ * across the top of the ring too, and nothing is lost or read twice.
+ */
+static void drain_wrap_incremental(void **state)
+{
+	struct fixture *f = *state;
+	int round;
+
+	ring_size(f, 32);
+	put_addr(f, REC_SYNC, BASE);
+	for (round = 0; round < 6; round++) {
+		put_tnt(f, REC_TNT | 2);	/* not taken: block B */
+		put_addr(f, REC_IND, BASE);	/* its return */
+		assert_int_equal(drain(f, 0), 0);
+		assert_int_equal(f->nev, 5);
+		ev_insns(f, 0, 2);
+		ev_branch(f, 2, BASE + 6, BASE + 10, BT_BR_JUMP);
+		ev_branch(f, 4, BASE + 10, BASE, BT_BR_RET);
+		assert_int_equal(f->read, f->drained);
+	}
+	assert_true(f->v.pass_start > 0);	/* it wrapped */
+	assert_int_equal(f->drained, 9 + 6 * 10);
 }
 
 /* A target record whose high half is that of the last REC_IND. */
@@ -354,6 +403,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(drain_basic, setup, teardown),
 		cmocka_unit_test_setup_teardown(drain_incremental, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(drain_wrap_incremental, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(drain_ind32, setup, teardown),
 		cmocka_unit_test_setup_teardown(drain_wrap, setup, teardown),

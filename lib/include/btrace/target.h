@@ -113,6 +113,9 @@ struct bt_stats {
 	uint64_t ring_bytes;	/* soft record mode: bytes of the process's
 				 * rings decoded into branches (not kept in
 				 * trace files) */
+	uint64_t ring_read;	/* soft record mode: bytes of them read from
+				 * the process to decode them (only what was
+				 * written since the last time) */
 };
 
 struct bt_target;
