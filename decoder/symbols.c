@@ -4,9 +4,10 @@
  * reported with dwfl_linux_proc_report() (main executable, PIE or not,
  * shared libraries, the vDSO read from its memory); saved mappings with
  * dwfl_report_elf() per file.  Every module's ELF, symbol table and DWARF
- * are loaded when the symtab is made, so that it keeps working after the
+ * are found when the symtab is made, so that it keeps working after the
  * process is gone, and so that debug files are searched for (and fetched
- * from debuginfod) there and only there.
+ * from debuginfod) there and only there; a module's DWARF is opened from
+ * its file at the first source line asked of it (module_dwarf()).
  *
  * libdwfl finds what gdb finds: MiniDebugInfo (its symbol table reads
  * .gnu_debugdata, xz-compressed), separate debug files by build-id and by
@@ -53,6 +54,7 @@ struct sym_module {
 	char *what;		/* the file, or "[vdso]", for fetch messages */
 	Dwarf_Addr bias;
 	struct bt_plt plt;	/* file addresses */
+	int dwarf_tried;	/* its DWARF loaded (or not found) */
 };
 
 struct bt_symtab {
@@ -387,10 +389,29 @@ static int load_module(Dwfl_Module *mod, void **userdata, const char *name,
 	*userdata = sm;
 	dwfl_module_getelf(mod, &bias);
 	dwfl_module_getsymtab(mod);
-	dwfl_module_getdwarf(mod, &bias);
 	if (plt_load(sm, mod) < 0)
 		return DWARF_CB_ABORT;
 	return DWARF_CB_OK;
+}
+
+/*
+ * A module's DWARF, at its first source line asked: opening it inflates
+ * every compressed debug section (libc's: tens of MiB), which only the
+ * modules whose lines are shown need.  Its file was found with the symbol
+ * table (the same debug file), so this searches nowhere new.
+ */
+static void module_dwarf(Dwfl_Module *mod, struct sym_module *sm)
+{
+	Dwarf_Addr bias;
+	char *saved;
+
+	if (!sm || sm->dwarf_tried)
+		return;
+	sm->dwarf_tried = 1;
+	if (urls_off(sm->st, &saved) < 0)
+		return;
+	dwfl_module_getdwarf(mod, &bias);
+	urls_restore(saved);
 }
 
 static int load_modules(struct bt_symtab *st)
@@ -616,6 +637,7 @@ static int symtab_resolve(struct bt_symtab *st, uint64_t addr,
 		return -bte_noent;
 	sym->module = sm->name;
 	sym->name = resolve_name(mod, sm, addr, &sym->offset);
+	module_dwarf(mod, sm);
 	line = dwfl_module_getsrc(mod, addr);
 	if (line) {
 		sym->file = path_basename(dwfl_lineinfo(line, NULL, &lineno,
@@ -778,6 +800,7 @@ static int line_module(Dwfl_Module *mod, void **userdata, const char *name,
 	size_t i, n = 0;
 	int lineno;
 
+	module_dwarf(mod, *userdata);
 	if (dwfl_module_getsrc_file(mod, ls->file, ls->line, 0, &lines, &n))
 		return DWARF_CB_OK;
 	for (i = 0; i < n; i++) {
