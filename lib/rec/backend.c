@@ -256,6 +256,7 @@ static void record_release(struct bt_target *t)
 {
 	leave_all(t);
 	fast->release(t);
+	bt_recorder_release(recorder_of(t));
 }
 
 /* ---- the history ------------------------------------------------------ */

@@ -493,38 +493,19 @@ void rc_emit_init(struct bt_recorder *r, struct rx_emit *e, struct zone *z)
 	e->ctx = r;
 }
 
-/* Map a zone within reach of @near, with its lookup routine. */
+/* Map a zone within reach of @near (rec_room.c). */
 static struct zone *zone_new(struct bt_recorder *r, struct bt_thread *th,
 			     uint64_t near)
 {
-	const int64_t hints[] = { -(256ll << 20), -(1ll << 30), 512ll << 20,
-				  1ll << 30 };
 	struct zone *z;
-	size_t i;
-	int64_t at = -1;
+	int64_t at;
 
 	if (r->nzone == ZONE_MAX)
 		return NULL;
-	for (i = 0; i < BT_ARRAY_SIZE(hints); i++) {
-		uint64_t hint = ((near & ~0xfffffull) + (uint64_t)hints[i]);
-
-		if ((int64_t)hints[i] < 0 &&
-		    near < (uint64_t)-hints[i] + (64u << 20))
-			continue;
-		at = rc_syscall(r, th, SYS_mmap, hint, ZONE_SIZE,
-			      PROT_READ | PROT_EXEC,
-			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			      (uint64_t)-1);
-		if (at < 0)
-			return NULL;	/* no memory, or not at a trap */
-		if (reach(near, (uint64_t)at) &&
-		    reach(near, (uint64_t)at + ZONE_SIZE))
-			break;
-		rc_syscall(r, th, SYS_munmap, (uint64_t)at, ZONE_SIZE, 0, 0, 0);
-		at = -1;
-	}
-	if (at < 0)
-		return NULL;
+	at = rc_room_map(r, th, near, ZONE_SIZE, PROT_READ | PROT_EXEC);
+	if (at < 0 || !reach(near, (uint64_t)at) ||
+	    !reach(near, (uint64_t)at + ZONE_SIZE))
+		return NULL;	/* no room, no memory, or not at a trap */
 	z = &r->zone[r->nzone];
 	memset(z, 0, sizeof(*z));
 	z->base = (uint64_t)at;

@@ -79,6 +79,15 @@ void bt_recorder_free(struct bt_recorder *r);
 void bt_recorder_reset(struct bt_recorder *r);
 
 /*
+ * Letting go, every thread out of its translation: unmap the zones, the
+ * tables and the ring slots from the process (through a thread stopped at
+ * a trap or an interrupt) and forget them.  Returns 0; -bte_busy if no
+ * thread could run the system calls (they stay mapped, never run again),
+ * -bte_io if one failed.
+ */
+int bt_recorder_release(struct bt_recorder *r);
+
+/*
  * Move stopped @th, at original pc @regs->rip, into its translation
  * (translating what is needed, mapping the memory the first time).
  * @regs are updated and set.  Returns 1 if in; 0 if declined (nothing

@@ -11,7 +11,7 @@
  * copy's rip-relative operands and rel32 jumps must reach), written
  * through /proc/PID/mem; the two lookup tables; and one slot per thread,
  * [guard page][ring][control block], the control block at the thread's gs
- * base.  All of it stays mapped after detach, never run again.
+ * base.  All of it is unmapped at detach (rec_room.c).
  */
 
 #include <stddef.h>
@@ -160,6 +160,12 @@ void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
 		  uint64_t dest);
 void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_note_syscall(struct rthread *rt, const struct user_regs_struct *regs);
+
+/* rec_room.c: room for zones, and the memory given back at detach */
+uint64_t rec_room_pick(const uint64_t (*used)[2], size_t n, uint64_t near,
+		       uint64_t size);
+int64_t rc_room_map(struct bt_recorder *r, struct bt_thread *th,
+		    uint64_t near, uint64_t size, int prot);
 
 /* rec_slot.c: a thread's ring and control block */
 int rc_slot_take(struct bt_recorder *r, struct bt_thread *th,
