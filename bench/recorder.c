@@ -13,13 +13,17 @@
  *     bench programs as well;
  *  3. history depth: branches kept with a 1 MiB ring, record / fast
  *     (goal >= 8x), and bytes of the process's ring per taken branch
- *     (goal <= 4).
+ *     (goal <= 4);
+ *  4. stops against the ring: btrace's CPU for python3 with a 64 MiB ring
+ *     against a 64 KiB one (goal <= 1.2x), and for a whole run of
+ *     `btrace run -- /bin/true` (goal < 0.1 s).
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,9 +33,23 @@
 
 struct result {
 	double seconds;
+	double cpu;		/* btrace's own CPU seconds (this process) */
 	struct bt_stats stats;
 	size_t kept;		/* branches in the stopped thread's capture */
 };
+
+static double tv_s(struct timeval tv)
+{
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+static double self_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+}
 
 static size_t kept_of(struct bt_target *t, pid_t tid)
 {
@@ -53,7 +71,7 @@ static int traced(char **argv, int mode, size_t ring, struct result *r)
 	struct bt_target_opts o;
 	struct bt_target *t;
 	struct bt_stop stop;
-	double t0 = bench_now();
+	double t0 = bench_now(), c0 = self_cpu();
 	int ret, ws, fd, saved = dup(1);
 
 	memset(&o, 0, sizeof(o));
@@ -81,6 +99,7 @@ static int traced(char **argv, int mode, size_t ring, struct result *r)
 	bt_target_finish(t, &ws);
 	bt_target_free(t);
 	r->seconds = bench_now() - t0;
+	r->cpu = self_cpu() - c0;
 	return ret < 0 ? -1 : 0;
 }
 
@@ -206,7 +225,65 @@ static int bench_depth(void)
 	return 0;
 }
 
-/* bench/recorder [python|compute|depth]...: those parts only. */
+/* CPU seconds of a whole `btrace run -- /bin/true` (a process of its own). */
+static double true_cpu(void)
+{
+	char *argv[] = { "build/btrace", "run", "--", "/bin/true", NULL };
+	struct rusage ru;
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		return -1;
+	return tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+}
+
+/*
+ * What a stop costs against the ring: btrace's CPU for python3 with a
+ * 64 KiB and a 64 MiB ring (best of three each; a stop reads only what
+ * was written since the last), and a whole run of /bin/true.
+ */
+static int bench_stops(void)
+{
+	char *py[] = { "python3", "-c", "print(1)", NULL };
+	double small = -1, big = -1, tr = -1, ratio;
+	struct result r64k, r64m;
+	int i;
+
+	for (i = 0; i < WARM_ROUNDS; i++) {
+		double c = true_cpu();
+
+		if (c < 0 || traced(py, BT_SOFT_RECORD, 64u << 10, &r64k) < 0 ||
+		    traced(py, BT_SOFT_RECORD, 64u << 20, &r64m) < 0)
+			return -1;
+		keep_min(&tr, c);
+		keep_min(&small, r64k.cpu);
+		keep_min(&big, r64m.cpu);
+	}
+	ratio = big / small;
+	printf("python3 -c 'print(1)', btrace's CPU: 64 KiB ring %.2f s (%.0f bytes read per stop), 64 MiB ring %.2f s (%.0f bytes read per stop, %llu branches decoded against %llu): %.2fx (goal <= 1.2x): %s\n",
+	       small, (double)r64k.stats.ring_read / r64k.stats.stops, big,
+	       (double)r64m.stats.ring_read / r64m.stats.stops,
+	       (unsigned long long)r64m.stats.branches,
+	       (unsigned long long)r64k.stats.branches, ratio,
+	       bench_verdict(ratio <= 1.2));
+	printf("btrace run -- /bin/true: %.3f s of CPU, start-up and report included (goal < 0.1 s): %s\n",
+	       tr, bench_verdict(tr < 0.1));
+	return 0;
+}
+
+/* bench/recorder [python|compute|depth|stops]...: those parts only. */
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -216,6 +293,7 @@ int main(int argc, char **argv)
 		{ "python", bench_python },
 		{ "compute", bench_compute },
 		{ "depth", bench_depth },
+		{ "stops", bench_stops },
 	};
 	size_t i;
 	int a, ret = 0;

@@ -19,4 +19,13 @@ int bt_errno_to_bte(int e);
 
 #define BT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * lib/image/maps.c: /proc/PID/maps without the build-ids (no file opened),
+ * for what needs only the ranges; and the process's size in pages
+ * (statm), which every mmap, munmap, mremap and brk changes.
+ */
+struct bt_maps;
+int bt_maps_read_plain(int pid, struct bt_maps *maps);
+unsigned long long bt_maps_size(int pid);
+
 #endif /* BTRACE_INTERNAL_H */

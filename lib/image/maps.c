@@ -152,7 +152,7 @@ static int maps_grow(struct bt_maps *maps, size_t *cap)
 	return 0;
 }
 
-static int maps_parse(FILE *f, pid_t pid, struct bt_maps *maps)
+static int maps_parse(FILE *f, pid_t pid, struct bt_maps *maps, int ids)
 {
 	size_t cap = 0, size = 0;
 	char *line = NULL;
@@ -166,13 +166,14 @@ static int maps_parse(FILE *f, pid_t pid, struct bt_maps *maps)
 		if (ret)
 			break;
 		maps->count++;
-		maps_fill_build_id(pid, maps);
+		if (ids)
+			maps_fill_build_id(pid, maps);
 	}
 	free(line);
 	return ret;
 }
 
-int bt_maps_read(pid_t pid, struct bt_maps *maps)
+static int maps_read(pid_t pid, struct bt_maps *maps, int ids)
 {
 	char file[64];
 	FILE *f;
@@ -189,11 +190,41 @@ int bt_maps_read(pid_t pid, struct bt_maps *maps)
 	f = fopen(file, "re");
 	if (!f)
 		return bt_fail(bt_errno_to_bte(errno), errno, "open(%s)", file);
-	ret = maps_parse(f, pid, maps);
+	ret = maps_parse(f, pid, maps, ids);
 	fclose(f);
 	if (ret)
 		bt_maps_release(maps);
 	return ret;
+}
+
+int bt_maps_read(pid_t pid, struct bt_maps *maps)
+{
+	return maps_read(pid, maps, 1);
+}
+
+int bt_maps_read_plain(int pid, struct bt_maps *maps)
+{
+	return maps_read(pid, maps, 0);
+}
+
+unsigned long long bt_maps_size(int pid)
+{
+	char file[64], buf[64];
+	unsigned long long pages = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(file, sizeof(file), "/proc/%d/statm", (int)pid);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	sscanf(buf, "%llu", &pages);
+	return pages;
 }
 
 void bt_maps_release(struct bt_maps *maps)

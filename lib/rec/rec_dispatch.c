@@ -61,6 +61,7 @@ static struct rthread *enter_prepare(struct bt_recorder *r,
 		return NULL;
 	}
 	if (rt->gone_end) {	/* its mmap, munmap, mprotect or mremap ran */
+		r->host.maps_changed(r->t);
 		rc_code_gone(r, rt->gone_start, rt->gone_end);
 		rt->gone_start = rt->gone_end = 0;
 	}

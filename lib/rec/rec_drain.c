@@ -274,7 +274,7 @@ int rec_drain_spans(const struct rec_ring_view *v, uint64_t drained,
 
 /*
  * Collect the records written since @drained, oldest first, into c->f
- * (malloc'ed): this pass's from head up, then the pass before's from
+ * (grown as needed, kept by the walker): this pass's from head up, then the pass before's from
  * where it ended.  Returns 1 if the oldest ones were overwritten, 0, or
  * -bte_nomem.
  */
@@ -292,10 +292,8 @@ static int collect(const struct rec_ring_view *v, uint64_t drained,
 	if (!ret && c->total > drained && v->prev_low)
 		ret = collect_pass(v, drained, c, v->prev_start, v->prev_low,
 				   v->head);
-	if (ret < 0) {
-		free(c->f);
+	if (ret < 0)
 		return ret;
-	}
 	for (i = 0; i < c->n / 2; i++) {	/* newest first: turn around */
 		struct found tmp = c->f[i];
 
@@ -308,13 +306,15 @@ static int collect(const struct rec_ring_view *v, uint64_t drained,
 int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
 	      struct rec_walker *w, uint64_t stop)
 {
-	struct collect c = { 0 };
+	struct collect c = { w->found, 0, w->found_cap, 0 };
 	size_t i;
 	int lost;
 
 	if (v->head < v->base || v->head > v->top)
 		return -bte_corrupt;
 	lost = collect(v, *drained, &c);
+	w->found = c.f;
+	w->found_cap = c.cap;
 	if (lost < 0)
 		return lost;
 	if (lost) {
@@ -328,9 +328,15 @@ int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
 			w->pc = 0;
 		}
 	}
-	free(c.f);
 	if (stop && w->pc)
 		w_advance(w, stop);
 	*drained = v->pass_start + (v->top - v->head);
 	return lost;
+}
+
+void rec_walker_release(struct rec_walker *w)
+{
+	free(w->found);
+	w->found = NULL;
+	w->found_cap = 0;
 }

@@ -51,7 +51,13 @@ struct rec_walker {
 	void *ctx;
 	uint64_t pc;		/* 0: unknown (REC_IND, REC_SYNC set it) */
 	uint64_t hi;		/* the last REC_IND's high half, ~0: none */
+	/* records collected: kept from one drain to the next (no fresh
+	 * allocation per stop); the owner frees it (rec_walker_release) */
+	void *found;
+	size_t found_cap;
 };
+
+void rec_walker_release(struct rec_walker *w);
 
 /*
  * What rec_drain() reads of @v after @drained bytes were decoded: the

@@ -153,7 +153,8 @@ static const struct rec_drain_ops drain_ops = {
 void rc_drain(struct bt_recorder *r, struct rthread *rt, uint64_t stop)
 {
 	struct drain_ctx c = {r, rt->th};
-	struct rec_walker w = { &drain_ops, &c, rt->wpc, rt->whi };
+	struct rec_walker w = { &drain_ops, &c, rt->wpc, rt->whi,
+				r->drain_w.found, r->drain_w.found_cap };
 	struct rec_ring_view v = {
 		.bytes = r->ringbuf, .base = rt->base, .top = rt->top,
 		.pass_start = rt->pass_start, .prev_start = rt->prev_start,
@@ -174,6 +175,8 @@ void rc_drain(struct bt_recorder *r, struct rthread *rt, uint64_t stop)
 		r->t->stats.ring_read += hi[i] - lo[i];
 	}
 	lost = rec_drain(&v, &drained, &w, stop);
+	r->drain_w.found = w.found;
+	r->drain_w.found_cap = w.found_cap;
 	if (lost < 0)
 		return;
 	rt->wpc = w.pc;

@@ -225,6 +225,7 @@ void bt_recorder_free(struct bt_recorder *r)
 	free(r->tab_orig[1]);
 	free(r->rt);
 	free(r->ringbuf);
+	rec_walker_release(&r->drain_w);
 	free(r->emitbuf);
 	free(r->pages);
 	rx_free(r->x);

@@ -20,6 +20,7 @@
 #include <sys/user.h>
 
 #include "rec/recorder.h"
+#include "rec/rec_drain.h"
 #include "rec/rec_xlate.h"
 
 #define ZONE_SIZE	(16u << 20)
@@ -110,6 +111,7 @@ struct bt_recorder {
 	size_t nrt, rtcap;
 	struct code_page *pages;	/* CODE_PAGES of them */
 	uint8_t *ringbuf;		/* a copy of a ring, for decoding */
+	struct rec_walker drain_w;	/* its records buffer, kept */
 	uint8_t *emitbuf;
 };
 

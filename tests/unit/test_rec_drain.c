@@ -125,7 +125,7 @@ static int setup(void **state)
 	f->v.bytes = f->bytes;
 	f->v.base = RING;
 	f->v.top = f->v.head = RING + f->size;
-	f->w = (struct rec_walker){ &fx_ops, f, 0, ~0ull };
+	f->w = (struct rec_walker){ &fx_ops, f, 0, ~0ull, NULL, 0 };
 	*state = f;
 	return 0;
 }
@@ -137,6 +137,7 @@ static int teardown(void **state)
 
 	for (i = 0; i < f->nblocks; i++)
 		rb_release(&f->blocks[i]);
+	rec_walker_release(&f->w);
 	rx_free(f->x);
 	free(f);
 	return 0;

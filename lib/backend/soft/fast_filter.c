@@ -49,7 +49,9 @@ static int regions_load(struct bt_target *t, struct fast *f)
 	size_t i, n = 0;
 	int ret;
 
-	ret = bt_maps_read(t->pid, &maps);
+	f->maps_size = bt_maps_size(t->pid);
+	f->nabsent = 0;
+	ret = bt_maps_read_plain(t->pid, &maps);
 	if (ret < 0)
 		return ret;
 	free(f->region);
@@ -79,6 +81,27 @@ static int regions_load(struct bt_target *t, struct fast *f)
 	return 0;
 }
 
+/*
+ * An address in no region: the maps are read again only if they may have
+ * changed since (a page absent then, the process's size the same: every
+ * mmap, munmap, mremap and brk changes it; exec and code taken away set
+ * maps_stale), so that a stop at such an address costs no read.
+ */
+static int regions_may_have(struct bt_target *t, struct fast *f,
+			    uint64_t addr)
+{
+	uint64_t page = addr >> 12;
+	size_t i;
+
+	for (i = 0; i < f->nabsent && i < FAST_ABSENT; i++)
+		if (f->absent[i] == page)
+			return 0;
+	if (bt_maps_size(t->pid) != f->maps_size)
+		return 1;
+	f->absent[f->nabsent++ % FAST_ABSENT] = page;
+	return 0;
+}
+
 static const struct fast_region *region_find(struct bt_target *t,
 					     uint64_t addr)
 {
@@ -87,7 +110,7 @@ static const struct fast_region *region_find(struct bt_target *t,
 	int pass;
 
 	for (pass = 0; pass < 2; pass++) {
-		if (f->maps_stale || pass)
+		if (f->maps_stale || (pass && regions_may_have(t, f, addr)))
 			if (regions_load(t, f) < 0)
 				return NULL;
 		for (i = 0; i < f->nregion; i++)

@@ -26,6 +26,7 @@
 #define CHAIN_MAX 64
 #define EXIT_MAX 16
 #define RET_STACK_MAX 64
+#define FAST_ABSENT 16	/* pages remembered as in no mapping */
 
 enum fast_bp_kind {
 	BP_DECIDE = 1,	/* a decision branch: evaluate it */
@@ -129,6 +130,9 @@ struct fast {
 	struct fast_region *region;
 	size_t nregion;
 	int maps_stale;
+	unsigned long long maps_size;	/* statm size when regions loaded */
+	uint64_t absent[FAST_ABSENT];	/* pages in no region since then */
+	size_t nabsent;
 	int filtered;		/* only/exclude given */
 	int armed;		/* tracing (from_sym reached, or none) */
 	uint64_t from_addr, until_addr;

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# A stop reads from the process only what the thread wrote into its ring
+# since the last one: with rings big enough to lose nothing, the bytes read
+# (stats.ring_read) equal the bytes decoded (stats.ring_bytes) and do not
+# depend on the ring's size (64 KiB against 64 MiB, the same run), on one
+# thread and on many.  With a ring that wraps between stops, what is read
+# is still no more than what was written: at most the whole ring per stop,
+# never the ring for a stop that wrote nothing.
+. "$TESTDIR/e2e/lib/common.sh"
+
+# run_stats NAME SIZE PROG...: the run's "stats" in $work/NAME.stats
+run_stats() {
+	local name=$1 size=$2
+	shift 2
+	btrace_json --buffer-size "$size" --last 1 --backend soft \
+		--soft-mode record -- "$@"
+	[ "$rc" = 0 ] || { cat "$work/err"; fail "$name: btrace exited $rc"; }
+	python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["stats"]
+print(s["ring_bytes"], s["ring_read"], s["stops"], s["branches"])' \
+		"$work/out.json" >"$work/$name.stats" || fail "$name: no stats"
+}
+
+check_equal() {
+	local name=$1 bytes read stops branches
+	read -r bytes read stops branches <"$work/$name.stats"
+	echo "$name: $branches branches, $stops stops, $bytes bytes decoded, $read read"
+	[ "$bytes" -gt 1000 ] || fail "$name: only $bytes bytes of ring decoded"
+	[ "$read" = "$bytes" ] || fail "$name: $read bytes read for $bytes decoded"
+}
+
+run_stats small 64K "$TARGETS/compute" 16
+run_stats big 64M "$TARGETS/compute" 16
+check_equal small
+check_equal big
+read -r b1 r1 _ <"$work/small.stats"
+read -r b2 r2 _ <"$work/big.stats"
+[ "$r1" = "$r2" ] || fail "64 KiB ring: $r1 bytes read, 64 MiB ring: $r2"
+
+run_stats threads 64M "$TARGETS/rec_threads" sum 3 2000
+check_equal threads
+
+# A ring that wraps many times between stops.
+run_stats wraps 4K "$TARGETS/compute" 16
+read -r bytes read stops branches <"$work/wraps.stats"
+echo "wraps: $branches branches, $stops stops, $bytes bytes decoded, $read read"
+[ "$read" -ge "$bytes" ] || fail "wraps: $read bytes read, $bytes decoded"
+[ "$read" -le $((stops * 4096)) ] || fail "wraps: $read bytes read in $stops stops"
+exit 0
