@@ -16,7 +16,8 @@ run_stats() {
 		--soft-mode record -- "$@"
 	[ "$rc" = 0 ] || { cat "$work/err"; fail "$name: btrace exited $rc"; }
 	python3 -c 'import json, sys
-s = json.load(open(sys.argv[1]))["stats"]
+text = open(sys.argv[1]).read()
+s = json.loads(text[text.index("{\"btrace\""):])["stats"]
 print(s["ring_bytes"], s["ring_read"], s["stops"], s["branches"])' \
 		"$work/out.json" >"$work/$name.stats" || fail "$name: no stats"
 }
