@@ -33,7 +33,7 @@
 
 struct result {
 	double seconds;
-	double cpu;		/* btrace's own CPU seconds (this process) */
+	double cpu;		/* btrace's own CPU seconds up to the last stop */
 	struct bt_stats stats;
 	size_t kept;		/* branches in the stopped thread's capture */
 };
@@ -94,12 +94,12 @@ static int traced(char **argv, int mode, size_t ring, struct result *r)
 		ret = bt_target_cont(t, &stop);
 	} while (ret == 0 && stop.reason != BT_STOP_EXIT &&
 		 stop.reason != BT_STOP_SIGNAL && stop.reason != BT_STOP_KILLED);
+	r->cpu = self_cpu() - c0;	/* the run's stops, not the capture */
 	r->kept = kept_of(t, stop.tid);
 	bt_target_stats(t, &r->stats);
 	bt_target_finish(t, &ws);
 	bt_target_free(t);
 	r->seconds = bench_now() - t0;
-	r->cpu = self_cpu() - c0;
 	return ret < 0 ? -1 : 0;
 }
 
