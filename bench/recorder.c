@@ -13,7 +13,9 @@
  *     bench programs as well;
  *  3. history depth: branches kept with a 1 MiB ring, record / fast
  *     (goal >= 8x), and bytes of the process's ring per taken branch
- *     (goal <= 4).
+ *     (goal <= 4);
+ *  4. a process tree: a shell loop of gzip | wc under --follow-fork,
+ *     ptrace stops per taken branch over the whole run (goal <= 0.02).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,6 +28,8 @@
 
 #include "bench.h"
 #include "btrace/btrace.h"
+
+static int follow;	/* --follow-fork for the runs of traced() */
 
 struct result {
 	double seconds;
@@ -61,6 +65,7 @@ static int traced(char **argv, int mode, size_t ring, struct result *r)
 	o.backend = BT_BACKEND_SOFT;
 	o.soft_mode = mode;
 	o.buffer_size = ring;
+	o.follow_fork = follow;
 	fd = open("/dev/null", O_WRONLY);
 	dup2(fd, 1);		/* the program's output */
 	ret = bt_target_launch(&t, &o, argv);
@@ -206,7 +211,32 @@ static int bench_depth(void)
 	return 0;
 }
 
-/* bench/recorder [python|compute|depth]...: those parts only. */
+static int bench_fork(void)
+{
+	char *prog[] = { "bash", "-c", "for i in 1 2 3 4 5; do gzip -c "
+			 "/etc/services | wc -c; done", NULL };
+	struct result r;
+	double n = bench_run_cmd(prog);
+	int ret;
+
+	if (n < 0) {
+		printf("bash: not found, skipped\n");
+		return 0;
+	}
+	follow = 1;
+	ret = traced(prog, BT_SOFT_RECORD, 0, &r);
+	follow = 0;
+	if (ret < 0)
+		return -1;
+	printf("--follow-fork, bash loop of gzip | wc: untraced %.3f s, record %.2f s, %llu taken branches, %llu stops\n",
+	       n, r.seconds, (unsigned long long)r.stats.branches,
+	       (unsigned long long)r.stats.stops);
+	printf("  record stops per taken branch: %.4f (goal <= 0.02): %s\n",
+	       per_branch(&r), bench_verdict(per_branch(&r) <= 0.02));
+	return 0;
+}
+
+/* bench/recorder [python|compute|depth|fork]...: those parts only. */
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -216,6 +246,7 @@ int main(int argc, char **argv)
 		{ "python", bench_python },
 		{ "compute", bench_compute },
 		{ "depth", bench_depth },
+		{ "fork", bench_fork },
 	};
 	size_t i;
 	int a, ret = 0;

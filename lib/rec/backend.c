@@ -33,9 +33,19 @@
 
 static const struct bt_backend_ops *const fast = &bt_backend_soft_fast;
 
+/*
+ * The processes' recorders; the first is the target's own, whose pid
+ * may be known only after init (attach).
+ */
 static struct rec_procs *procs_of(struct bt_target *t)
 {
-	return bt_fast_above(t);
+	struct rec_procs *s = bt_fast_above(t);
+
+	if (s && s->p[0].pid != t->pid) {
+		s->p[0].pid = t->pid;
+		bt_recorder_set_pid(s->p[0].r, t->pid);
+	}
+	return s;
 }
 
 /* The process of @th (the target's for NULL). */

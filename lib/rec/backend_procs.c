@@ -62,6 +62,7 @@ void rec_proc_events(struct bt_target *t, struct bt_thread *th)
 {
 	struct rec_procs *s = bt_fast_above(t);
 
+	/* the backend's procs_of() made s->p[0] the target's */
 	if (!s || th->why != BT_TS_EVENT)
 		return;
 	if (th->event == PTRACE_EVENT_FORK && t->opts.follow_fork)
