@@ -7,9 +7,9 @@
 #   translated before the fork, then the parent crashes after the child
 #   exited; or the child crashes first: its stop is the one reported, and
 #   where its parent had got to then is timing, softdiff -t),
-#   targets/rec_vfork (vfork + exec of itself, of /bin/true).
+#   targets/rec_vfork (vfork + exec of /bin/true: its loader's start).
 # - python3 forking and exec'ing /bin/true, and through subprocess
-#   (vfork), five times each: exit 0 and the output of an untraced run,
+#   (vfork), twice each: exit 0 and the output of an untraced run,
 #   the stop the program's exit (a trap of the translation the program
 #   saw would be a SIGTRAP stop).
 # - real trees, output equal to an untraced run: a bash loop of gzip | wc
@@ -32,9 +32,7 @@ diffcheck() {	# softdiff options, then -- and the program
 }
 
 diffcheck -k -m record -- "$TARGETS/rec_fork"
-diffcheck -k -m record -- "$TARGETS/rec_fork" exit
 diffcheck -k -t -m record -- "$TARGETS/rec_fork" child
-diffcheck -k -m record -- "$TARGETS/rec_vfork"
 diffcheck -k -m record -- "$TARGETS/rec_vfork" true
 
 # The crash of a child is the stop, shown with the child's history; the
@@ -95,10 +93,10 @@ print("ok   %s: %d branches, %d stops (%.4f per branch)" %
 PY
 }
 
-for i in 1 2 3 4 5; do
+for i in 1 2; do
 	same "fork+exec #$i" python3 "$work/forkexec.py"
 	same "subprocess #$i" python3 "$work/spawn.py"
 done
-same "gzip | wc loop" bash -c 'for i in 1 2 3; do gzip -c /etc/services | wc -c; done'
+same "gzip | wc loop" bash -c 'for i in 1 2; do gzip -c /etc/services | wc -c; done'
 same "multiprocessing pool" python3 "$work/pool.py"
 [ $fails = 0 ]

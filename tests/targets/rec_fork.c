@@ -54,7 +54,7 @@ static void crash(unsigned v)
 int main(int argc, char **argv)
 {
 	const char *how = argc > 1 ? argv[1] : "";
-	unsigned before = work(1, 500);
+	unsigned before = work(1, 250);
 	int status = 0;
 	pid_t pid;
 
@@ -62,13 +62,13 @@ int main(int argc, char **argv)
 	if (pid < 0)
 		return 2;
 	if (pid == 0) {
-		unsigned v = work(before, 800) + child_only(100);
+		unsigned v = work(before, 400) + child_only(50);
 
 		if (!strcmp(how, "child"))
 			crash(v);
 		_exit(7);
 	}
-	before = work(before, 300);
+	before = work(before, 150);
 	if (waitpid(pid, &status, 0) != pid)
 		return 2;
 	printf("child %s %d\n", WIFEXITED(status) ? "exited" : "killed",

@@ -23,13 +23,13 @@ static unsigned work(unsigned h, int rounds)
 int main(int argc, char **argv)
 {
 	static char self[4096];
-	unsigned v = work(27, 800);
+	unsigned v = work(27, 400);
 	int status = 0;
 	volatile unsigned *p = NULL;
 	pid_t pid;
 
 	if (argc > 1 && !strcmp(argv[1], "exec"))
-		return work(v, 500) ? 5 : 6;
+		return work(v, 250) ? 5 : 6;
 	if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
 		return 2;
 	pid = vfork();
@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 			execl(self, self, "exec", (char *)NULL);
 		_exit(127);
 	}
-	v = work(v, 300);
+	v = work(v, 150);
 	if (waitpid(pid, &status, 0) != pid)
 		return 2;
 	printf("child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
