@@ -17,6 +17,8 @@
  *  4. stops against the ring: btrace's CPU for python3 with a 64 MiB ring
  *     against a 64 KiB one (goal <= 1.2x), and for a whole run of
  *     `btrace run -- /bin/true` (goal < 0.1 s).
+ *  5. a process tree: a shell loop of gzip | wc under --follow-fork,
+ *     ptrace stops per taken branch over the whole run (goal <= 0.02).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -30,6 +32,8 @@
 
 #include "bench.h"
 #include "btrace/btrace.h"
+
+static int follow;	/* --follow-fork for the runs of traced() */
 
 struct result {
 	double seconds;
@@ -79,6 +83,7 @@ static int traced(char **argv, int mode, size_t ring, struct result *r)
 	o.backend = BT_BACKEND_SOFT;
 	o.soft_mode = mode;
 	o.buffer_size = ring;
+	o.follow_fork = follow;
 	fd = open("/dev/null", O_WRONLY);
 	dup2(fd, 1);		/* the program's output */
 	ret = bt_target_launch(&t, &o, argv);
@@ -283,7 +288,32 @@ static int bench_stops(void)
 	return 0;
 }
 
-/* bench/recorder [python|compute|depth|stops]...: those parts only. */
+static int bench_fork(void)
+{
+	char *prog[] = { "bash", "-c", "for i in 1 2 3 4 5; do gzip -c "
+			 "/etc/services | wc -c; done", NULL };
+	struct result r;
+	double n = bench_run_cmd(prog);
+	int ret;
+
+	if (n < 0) {
+		printf("bash: not found, skipped\n");
+		return 0;
+	}
+	follow = 1;
+	ret = traced(prog, BT_SOFT_RECORD, 0, &r);
+	follow = 0;
+	if (ret < 0)
+		return -1;
+	printf("--follow-fork, bash loop of gzip | wc: untraced %.3f s, record %.2f s, %llu taken branches, %llu stops\n",
+	       n, r.seconds, (unsigned long long)r.stats.branches,
+	       (unsigned long long)r.stats.stops);
+	printf("  record stops per taken branch: %.4f (goal <= 0.02): %s\n",
+	       per_branch(&r), bench_verdict(per_branch(&r) <= 0.02));
+	return 0;
+}
+
+/* bench/recorder [python|compute|depth|stops|fork]...: those parts only. */
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -294,6 +324,7 @@ int main(int argc, char **argv)
 		{ "compute", bench_compute },
 		{ "depth", bench_depth },
 		{ "stops", bench_stops },
+		{ "fork", bench_fork },
 	};
 	size_t i;
 	int a, ret = 0;

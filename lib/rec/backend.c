@@ -12,6 +12,12 @@
  *
  * With module filters or --from the recorder is not made (it does not run
  * untraced code natively) and this backend is the fast mode.
+ *
+ * Each process of a followed tree has its own recorder (rec_procs.h): a
+ * fork child a copy of its parent's, taken at the parent's fork event; a
+ * followed child that execs a fresh one.  A vfork child, until it execs
+ * or exits, and a child whose recorder could not be made, are stepped by
+ * the fast mode ("foreign" threads).
  */
 #include <stdint.h>
 #include <sys/ptrace.h>
@@ -20,41 +26,104 @@
 #include "backend/soft/fast.h"
 #include "btrace/error.h"
 #include "internal.h"
+#include "rec/rec_procs.h"
 #include "rec/recorder.h"
 #include "tracer/aspace.h"
 #include "tracer/tracer.h"
 
 static const struct bt_backend_ops *const fast = &bt_backend_soft_fast;
 
-static struct bt_recorder *recorder_of(struct bt_target *t)
+/*
+ * The processes' recorders; the first is the target's own, whose pid
+ * may be known only after init (attach).
+ */
+static struct rec_procs *procs_of(struct bt_target *t)
 {
-	return bt_fast_above(t);
+	struct rec_procs *s = bt_fast_above(t);
+
+	if (s && s->p[0].pid != t->pid) {
+		s->p[0].pid = t->pid;
+		bt_recorder_set_pid(s->p[0].r, t->pid);
+	}
+	return s;
+}
+
+/* The process of @th (the target's for NULL). */
+static pid_t pid_of(const struct bt_target *t, const struct bt_thread *th)
+{
+	return th && th->tgid ? th->tgid : t->pid;
+}
+
+/*
+ * The recorder of @th's process, NULL if it has none (not made, a vfork
+ * child); the host callbacks answer for that process from now on.
+ */
+static struct bt_recorder *recorder_of(struct bt_target *t,
+				       const struct bt_thread *th)
+{
+	struct rec_proc *p = rec_procs_pick(procs_of(t), pid_of(t, th));
+
+	return p ? p->r : NULL;
+}
+
+/* The process the recorder's call under way is for. */
+static pid_t cur_pid(struct bt_target *t)
+{
+	struct rec_procs *s = procs_of(t);
+
+	return s ? s->cur : t->pid;
 }
 
 /* ---- what the recorder asks (struct bt_recorder_host) ---------------- */
 
 static int host_translatable(struct bt_target *t, uint64_t addr)
 {
-	return bt_fast_code_stable(t, addr);
+	pid_t pid = cur_pid(t);
+
+	if (pid == t->pid)
+		return bt_fast_code_stable(t, addr);
+	return rec_proc_code_stable(rec_procs_find(procs_of(t), pid), addr);
 }
 
-/* Any int3 of btrace's: a debugger's breakpoint, the fast mode's. */
+/* Any int3 of btrace's in @pid: a debugger's breakpoint, the fast mode's. */
+static int stop_in(struct bt_target *t, pid_t pid, uint64_t addr)
+{
+	return bt_aspace_kinds(bt_target_aspace(t, pid), addr) != 0;
+}
+
 static int host_stop_at(struct bt_target *t, uint64_t addr)
 {
-	return bt_aspace_kinds(bt_target_aspace(t, t->pid), addr) != 0;
+	return stop_in(t, cur_pid(t), addr);
 }
 
 static uint64_t host_stops_version(struct bt_target *t)
 {
-	return bt_aspace_version(bt_target_aspace(t, t->pid));
+	return bt_aspace_version(bt_target_aspace(t, cur_pid(t)));
 }
 
 /* The program's code as it sees it: every int3 of btrace hidden. */
 static int host_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	if (bt_target_mem(ctx, addr, buf, len) != (ssize_t)len)
-		return -bte_io;
-	return 0;
+	struct bt_target *t = ctx;
+	pid_t pid = cur_pid(t);
+	ssize_t n;
+
+	if (pid == t->pid)
+		n = bt_target_mem(t, addr, buf, len);
+	else
+		n = bt_aspace_read(bt_target_aspace(t, pid), addr, buf, len);
+	return n == (ssize_t)len ? 0 : -bte_io;
+}
+
+static void host_maps_changed(struct bt_target *t)
+{
+	pid_t pid = cur_pid(t);
+	struct rec_proc *p = rec_procs_find(procs_of(t), pid);
+
+	if (pid == t->pid)
+		bt_fast_maps_changed(t);
+	else if (p)
+		p->maps_stale = 1;
 }
 
 static void host_insns(struct bt_target *t, struct bt_thread *th, uint32_t n)
@@ -82,7 +151,7 @@ static const struct bt_recorder_host host = {
 	.insns = host_insns,
 	.branch = host_branch,
 	.gap = host_gap,
-	.maps_changed = bt_fast_maps_changed,
+	.maps_changed = host_maps_changed,
 };
 
 /* ---- lifetime --------------------------------------------------------- */
@@ -91,6 +160,7 @@ static int record_init(struct bt_target *t)
 {
 	const struct bt_target_opts *o = &t->opts;
 	int filtered = (o->only && o->only[0]) || (o->exclude && o->exclude[0]);
+	struct rec_procs *s;
 	struct bt_recorder *r;
 	int ret;
 
@@ -98,33 +168,28 @@ static int record_init(struct bt_target *t)
 	if (ret < 0 || filtered || o->from_sym)
 		return ret;
 	ret = bt_recorder_alloc(&r, t, &host);
-	if (ret < 0) {
+	s = ret < 0 ? NULL : rec_procs_alloc(t->pid, r, &host);
+	if (!s) {
 		fast->fini(t);
-		return ret;
+		return ret < 0 ? ret : -bte_nomem;
 	}
-	bt_fast_set_above(t, r);
+	bt_fast_set_above(t, s);
 	return 0;
 }
 
 static void record_fini(struct bt_target *t)
 {
-	struct bt_recorder *r = recorder_of(t);
+	struct rec_procs *s = procs_of(t);
 
 	fast->fini(t);
-	bt_recorder_free(r);
-}
-
-/* A new address space (exec, not a followed fork child's): start over. */
-static int exec_stop(const struct bt_target *t, const struct bt_thread *th)
-{
-	return th->why == BT_TS_EVENT && th->event == PTRACE_EVENT_EXEC &&
-	       !(th->tgid && th->tgid != t->pid);
+	rec_procs_free(s);
 }
 
 static void record_thread_end(struct bt_target *t, struct bt_thread *th)
 {
-	bt_recorder_thread_end(recorder_of(t), th);
+	bt_recorder_thread_end(recorder_of(t, th), th);
 	fast->thread_end(t, th);
+	rec_proc_thread_end(t, th);
 }
 
 /* ---- resuming --------------------------------------------------------- */
@@ -135,9 +200,8 @@ static void record_thread_end(struct bt_target *t, struct bt_thread *th)
  * it left one).  Never an int3 in the program's code.
  */
 static int record_run(struct bt_target *t, struct bt_thread *th,
-		      struct user_regs_struct *regs)
+		      struct user_regs_struct *regs, struct bt_recorder *r)
 {
-	struct bt_recorder *r = recorder_of(t);
 	int ret;
 
 	/*
@@ -159,27 +223,48 @@ static int record_run(struct bt_target *t, struct bt_thread *th,
 	return bt_fast_step_insn(t, th, regs);
 }
 
-static int record_resume(struct bt_target *t, struct bt_thread *th, int sig)
+/*
+ * A thread of a followed child's process: into its process's
+ * translation, stepped where it has no recorder, or with a signal to
+ * deliver (the fast mode steps into the handler).
+ */
+static int child_resume(struct bt_target *t, struct bt_thread *th, int sig,
+			struct bt_recorder *r)
 {
-	struct bt_recorder *r = recorder_of(t);
 	struct user_regs_struct regs;
 	int ret;
 
-	if (!r)
+	if (!r || sig)
 		return fast->resume(t, th, sig);
-	if (exec_stop(t, th))
-		bt_recorder_reset(r);
+	ret = bt_thread_regs(th, &regs);
+	if (ret < 0)
+		return ret;
+	return record_run(t, th, &regs, r);
+}
+
+static int record_resume(struct bt_target *t, struct bt_thread *th, int sig)
+{
+	struct bt_recorder *r;
+	struct user_regs_struct regs;
+	int ret;
+
+	if (!procs_of(t))
+		return fast->resume(t, th, sig);
+	rec_proc_events(t, th);
+	r = recorder_of(t, th);
 	if (bt_recorder_in(r, th)) {
 		if (!sig)
 			return bt_fast_cont(th);
 		bt_recorder_leave(r, th);
 	}
+	if (pid_of(t, th) != t->pid)
+		return child_resume(t, th, sig, r);
 	ret = bt_fast_resume_begin(t, th, sig, &regs);
 	if (ret)
 		return ret < 0 ? ret : 0;
 	if (bt_fast_resume_owed(th))
 		return bt_fast_resume_run(t, th, &regs);
-	return record_run(t, th, &regs);
+	return record_run(t, th, &regs, r);
 }
 
 static int record_step(struct bt_target *t, struct bt_thread *th, int sig)
@@ -198,11 +283,11 @@ static int record_step(struct bt_target *t, struct bt_thread *th, int sig)
 static int record_trap(struct bt_target *t, struct bt_thread *th,
 		       const siginfo_t *si)
 {
-	struct bt_recorder *r = recorder_of(t);
+	struct bt_recorder *r = recorder_of(t, th);
 	struct user_regs_struct regs;
 	uint64_t from;
 
-	if (!r)
+	if (!procs_of(t))
 		return fast->trap(t, th, si);
 	if (bt_recorder_in(r, th)) {
 		/* killed since the trap: its end is what to report */
@@ -212,7 +297,7 @@ static int record_trap(struct bt_target *t, struct bt_thread *th,
 	}
 	if (bt_fast_stepping(th, &from) && si->si_code == SI_KERNEL &&
 	    bt_thread_regs(th, &regs) == 0 && regs.rip - 1 == from &&
-	    !host_stop_at(t, from)) {
+	    !stop_in(t, pid_of(t, th), from)) {
 		bt_fast_step_ran(t, th);
 		return 0;
 	}
@@ -225,7 +310,7 @@ static int record_trap(struct bt_target *t, struct bt_thread *th,
  */
 static int record_signalled(struct bt_target *t, struct bt_thread *th)
 {
-	struct bt_recorder *r = recorder_of(t);
+	struct bt_recorder *r = recorder_of(t, th);
 
 	if (bt_recorder_in(r, th)) {
 		if (bt_recorder_fault(r, th, &th->si))
@@ -238,12 +323,12 @@ static int record_signalled(struct bt_target *t, struct bt_thread *th)
 /* Every stopped thread out of its translation (a stop is reported). */
 static void leave_all(struct bt_target *t)
 {
-	struct bt_recorder *r = recorder_of(t);
 	size_t i;
 
-	if (r)
+	if (procs_of(t))
 		for (i = 0; i < t->nthreads; i++)
-			bt_recorder_leave(r, t->threads[i]);
+			bt_recorder_leave(recorder_of(t, t->threads[i]),
+					  t->threads[i]);
 }
 
 static void record_stopped(struct bt_target *t)
@@ -265,14 +350,14 @@ static void record_release(struct bt_target *t)
  * mode's part. */
 static void record_sync(struct bt_target *t, struct bt_thread *th)
 {
-	bt_recorder_leave(recorder_of(t), th);
+	bt_recorder_leave(recorder_of(t, th), th);
 	fast->sync(t, th);
 }
 
 static int record_capture(struct bt_target *t, struct bt_thread *th,
 			  struct bt_capture *cap)
 {
-	bt_recorder_leave(recorder_of(t), th);
+	bt_recorder_leave(recorder_of(t, th), th);
 	return fast->capture(t, th, cap);
 }
 
@@ -280,7 +365,7 @@ static int record_capture(struct bt_target *t, struct bt_thread *th,
 static void record_write(struct bt_target *t, uint64_t addr, uint8_t *buf,
 			 size_t len)
 {
-	struct bt_recorder *r = recorder_of(t);
+	struct bt_recorder *r = recorder_of(t, NULL);
 
 	fast->write(t, addr, buf, len);
 	if (r)

@@ -26,7 +26,7 @@
 /* The target's memory (tracer/aspace.h): the process the recorder runs. */
 static struct bt_aspace *rc_as(struct bt_recorder *r)
 {
-	return bt_target_aspace(r->t, r->t->pid);
+	return bt_target_aspace(r->t, r->pid);
 }
 
 int rc_mem_open(struct bt_recorder *r)

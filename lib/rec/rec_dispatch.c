@@ -44,7 +44,7 @@ static struct rthread *enter_prepare(struct bt_recorder *r,
 	uint64_t v;
 
 	*err = 0;
-	if (r->broken || (th->tgid && th->tgid != r->t->pid))
+	if (r->broken || (th->tgid && th->tgid != r->pid))
 		return NULL;
 	if (rc_setup(r, th) < 0)
 		return NULL;	/* the host runs it its own way */
@@ -378,6 +378,6 @@ dead:
 out:
 	for (sig = 1; sig <= 64; sig++)
 		if (resend & (1ull << (sig - 1)))
-			syscall(SYS_tgkill, th->tgid ? th->tgid : r->t->pid,
+			syscall(SYS_tgkill, th->tgid ? th->tgid : r->pid,
 				th->tid, sig);
 }

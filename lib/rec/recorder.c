@@ -98,8 +98,8 @@ int rc_setup(struct bt_recorder *r, struct bt_thread *th)
 	if (ret < 0)
 		return ret;
 	if (!r->syscall_insn)
-		r->syscall_insn = bt_find_syscall_insn(r->t,
-			bt_aspace_fd(bt_target_aspace(r->t, r->t->pid)));
+		r->syscall_insn = bt_find_syscall_insn_pid(r->pid,
+			bt_aspace_fd(bt_target_aspace(r->t, r->pid)));
 	if (!r->syscall_insn)
 		goto broken;
 	at = rc_syscall(r, th, SYS_mmap, FAR_HINT, 2 * RX_TABLE_BYTES,
@@ -130,7 +130,7 @@ int rc_setup(struct bt_recorder *r, struct bt_thread *th)
 broken:
 	r->broken = 1;
 	return bt_fail(bte_nomem, 0, "no memory for the recorder in %d",
-		       (int)r->t->pid);
+		       (int)r->pid);
 }
 
 void bt_recorder_thread_end(struct bt_recorder *r, struct bt_thread *th)
@@ -185,6 +185,7 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 	if (!r)
 		return bt_fail(bte_nomem, ENOMEM, "recorder");
 	r->t = t;
+	r->pid = t->pid;
 	r->host = *host;
 	r->nbucket = 4096;
 	r->bucket = calloc(r->nbucket, sizeof(*r->bucket));

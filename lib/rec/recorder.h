@@ -43,6 +43,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/user.h>
 
 struct bt_target;
@@ -74,6 +75,19 @@ struct bt_recorder_host {
 int bt_recorder_alloc(struct bt_recorder **r, struct bt_target *t,
 		      const struct bt_recorder_host *host);
 void bt_recorder_free(struct bt_recorder *r);
+
+/*
+ * A followed fork child @child of @parent's process (rec_fork.c): a
+ * recorder for it that knows what its copy of the memory holds (zones,
+ * tables, slots), its stops at @stops_version (the child's
+ * host stops_version).  Returns 0 or -bte_nomem.
+ */
+int bt_recorder_fork(const struct bt_recorder *parent, pid_t child,
+		     uint64_t stops_version, struct bt_recorder **out);
+
+/* The process a recorder serves: the target's (alloc) or another. */
+void bt_recorder_set_pid(struct bt_recorder *r, pid_t pid);
+pid_t bt_recorder_pid(const struct bt_recorder *r);
 
 /* A new address space (exec): translations, rings and tables are gone. */
 void bt_recorder_reset(struct bt_recorder *r);

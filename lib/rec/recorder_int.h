@@ -84,6 +84,7 @@ struct code_page {
 
 struct bt_recorder {
 	struct bt_target *t;
+	pid_t pid;			/* the process it serves (tgid) */
 	struct bt_recorder_host host;
 	struct rx *x;
 	int ready;			/* memory mapped in this address space */

@@ -407,7 +407,9 @@ static void on_exec(struct bt_target *t, struct bt_thread *th)
 	ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &former);
 	for (i = 0; i < t->nthreads; i++) {
 		old = t->threads[i];
-		if (old == th || old->state == BT_TH_GONE)
+		/* other processes of the tree (followed forks) go on */
+		if (old == th || old->state == BT_TH_GONE ||
+		    old->tgid != th->tgid)
 			continue;
 		if (old->tid == (pid_t)former) {
 			/* The stop came under the new id for the old thread. */

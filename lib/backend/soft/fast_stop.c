@@ -145,11 +145,20 @@ static uint64_t step_expected(struct bt_target *t, const struct bt_insn *in,
 	return in->addr + in->len;
 }
 
-/* Decode the instruction at @pc into @in, its bytes into @code. */
-static void step_decode(struct bt_target *t, uint64_t pc,
-			uint8_t code[BT_INSN_MAX_LEN], struct bt_insn *in)
+/*
+ * Decode the instruction at @pc into @in, its bytes into @code, from
+ * @th's process (a followed fork child's memory is its own).
+ */
+static void step_decode(struct bt_target *t, struct bt_thread *th,
+			uint64_t pc, uint8_t code[BT_INSN_MAX_LEN],
+			struct bt_insn *in)
 {
-	fast_code_read(t, pc, code);
+	if (!ft_foreign(th)) {
+		fast_code_read(t, pc, code);
+	} else {
+		memset(code, 0, BT_INSN_MAX_LEN);
+		bt_thread_mem(t, th, pc, code, BT_INSN_MAX_LEN);
+	}
 	if (bt_insn_decode(fast_of(t)->dis, code, BT_INSN_MAX_LEN, pc, in) < 0) {
 		memset(in, 0, sizeof(*in));
 		in->addr = pc;
@@ -176,7 +185,14 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 		ft->state = FT_NATIVE;
 		return;
 	}
-	step_decode(t, pre->rip, code, &in);
+	if (ft->foreign && post->rip != pre->rip &&
+	    (post->orig_rax == SYS_execve || post->orig_rax == SYS_execveat)) {
+		/* its exec: the syscall is gone with the old memory */
+		fast_acc_add(t, th, 1);
+		fast_branch_append(t, th, pre->rip, post->rip, BT_BR_SYSRET, 0);
+		return;
+	}
+	step_decode(t, th, pre->rip, code, &in);
 	if (state == FT_SIGSTEP && post->rip != pre->rip &&
 	    post->rip != step_expected(t, &in, pre, code)) {
 		uint64_t restorer = 0;
@@ -196,7 +212,7 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 	fast_acc_add(t, th, 1);
 	if (in.late_trap && post->rip != in.addr + in.len) {
 		/* the next one ran too, and the trap is its step (insn.h) */
-		step_decode(t, in.addr + in.len, code, &in);
+		step_decode(t, th, in.addr + in.len, code, &in);
 		fast_acc_add(t, th, 1);
 	}
 	if (post->rip == in.addr + in.len)

@@ -157,11 +157,16 @@ static struct area *area_pick(struct bt_displace *d,
 
 uint64_t bt_find_syscall_insn(struct bt_target *t, int memfd)
 {
+	return bt_find_syscall_insn_pid(t->pid, memfd);
+}
+
+uint64_t bt_find_syscall_insn_pid(pid_t pid, int memfd)
+{
 	struct bt_maps maps;
 	uint64_t found = 0;
 	size_t i;
 
-	if (bt_maps_read(t->pid, &maps) < 0)
+	if (bt_maps_read(pid, &maps) < 0)
 		return 0;
 	for (i = 0; i < maps.count && !found; i++) {
 		const struct bt_map *m = &maps.map[i];

@@ -98,6 +98,8 @@ uint64_t bt_displace_unmap(const struct bt_displace *d, uint64_t pc);
  * (bt_thread_syscall): one in the vDSO, read through @memfd.  0: none.
  */
 uint64_t bt_find_syscall_insn(struct bt_target *t, int memfd);
+/* The same in process @pid (a followed fork child). */
+uint64_t bt_find_syscall_insn_pid(pid_t pid, int memfd);
 
 /* Slots made so far (for tests and statistics). */
 size_t bt_displace_count(const struct bt_displace *d);

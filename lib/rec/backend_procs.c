@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recorder backend's side of fork and exec (rec_procs.h): at a
+ * parent's fork event its followed child gets a copy of its recorder; a
+ * followed process that execs gets a fresh one (the target's own is
+ * reset); a child process whose last thread is gone, none.
+ */
+#include <sys/ptrace.h>
+
+#include "backend/soft/fast.h"
+#include "btrace/error.h"
+#include "internal.h"
+#include "rec/rec_procs.h"
+#include "rec/recorder.h"
+#include "tracer/aspace.h"
+#include "tracer/tracer.h"
+
+static pid_t tgid_of(const struct bt_target *t, const struct bt_thread *th)
+{
+	return th->tgid ? th->tgid : t->pid;
+}
+
+/* @th stopped at its fork event: the child's recorder, a copy. */
+static void on_fork(struct bt_target *t, struct bt_thread *th,
+		    struct rec_procs *s)
+{
+	struct rec_proc *p = rec_procs_find(s, tgid_of(t, th));
+	struct bt_recorder *c;
+	unsigned long child = 0;
+
+	if (!p || ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &child) < 0 ||
+	    !child || rec_procs_find(s, (pid_t)child))
+		return;		/* no recorder to copy, or done already */
+	if (bt_recorder_fork(p->r, (pid_t)child,
+			     bt_aspace_version(bt_target_aspace(t, child)),
+			     &c) < 0)
+		return;		/* it is stepped */
+	rec_procs_add(s, (pid_t)child, c);
+}
+
+/* @th's process exec'd: a new program, a recorder that knows nothing. */
+static void on_exec(struct bt_target *t, struct bt_thread *th,
+		    struct rec_procs *s)
+{
+	pid_t pid = tgid_of(t, th);
+	struct rec_proc *p = rec_procs_find(s, pid);
+	struct bt_recorder *r;
+
+	if (p) {
+		bt_recorder_reset(p->r);
+		p->maps_stale = 1;
+		return;
+	}
+	/* a vfork child, or one whose copy could not be made */
+	if (bt_recorder_alloc(&r, t, s->host) < 0)
+		return;
+	bt_recorder_set_pid(r, pid);
+	rec_procs_add(s, pid, r);
+}
+
+void rec_proc_events(struct bt_target *t, struct bt_thread *th)
+{
+	struct rec_procs *s = bt_fast_above(t);
+
+	/* the backend's procs_of() made s->p[0] the target's */
+	if (!s || th->why != BT_TS_EVENT)
+		return;
+	if (th->event == PTRACE_EVENT_FORK && t->opts.follow_fork)
+		on_fork(t, th, s);
+	else if (th->event == PTRACE_EVENT_EXEC)
+		on_exec(t, th, s);
+}
+
+void rec_proc_thread_end(struct bt_target *t, struct bt_thread *th)
+{
+	pid_t pid = tgid_of(t, th);
+	size_t i;
+
+	if (pid == t->pid)
+		return;
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i] != th && t->threads[i]->tgid == pid &&
+		    t->threads[i]->state != BT_TH_GONE)
+			return;
+	rec_procs_drop(bt_fast_above(t), pid);
+}

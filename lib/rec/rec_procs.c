@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recorder backend's processes, by tgid (rec_procs.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btrace/error.h"
+#include "btrace/maps.h"
+#include "internal.h"
+#include "rec/rec_procs.h"
+#include "rec/recorder.h"
+
+struct rec_procs *rec_procs_alloc(pid_t pid, struct bt_recorder *r,
+				  const struct bt_recorder_host *host)
+{
+	struct rec_procs *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		bt_recorder_free(r);
+		return NULL;
+	}
+	if (rec_procs_add(s, pid, r) < 0) {
+		free(s);
+		return NULL;
+	}
+	s->cur = pid;
+	s->host = host;
+	return s;
+}
+
+void rec_procs_free(struct rec_procs *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->n; i++) {
+		bt_recorder_free(s->p[i].r);
+		free(s->p[i].region);
+	}
+	free(s->p);
+	free(s);
+}
+
+struct rec_proc *rec_procs_find(struct rec_procs *s, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; s && i < s->n; i++)
+		if (s->p[i].pid == pid)
+			return &s->p[i];
+	return NULL;
+}
+
+int rec_procs_add(struct rec_procs *s, pid_t pid, struct bt_recorder *r)
+{
+	struct rec_proc *p;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+
+		p = realloc(s->p, cap * sizeof(*p));
+		if (!p) {
+			bt_recorder_free(r);
+			return bt_fail(bte_nomem, ENOMEM, "recorder of %d",
+				       (int)pid);
+		}
+		s->p = p;
+		s->cap = cap;
+	}
+	p = &s->p[s->n++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->r = r;
+	p->maps_stale = 1;
+	return 0;
+}
+
+void rec_procs_drop(struct rec_procs *s, pid_t pid)
+{
+	struct rec_proc *p = rec_procs_find(s, pid);
+
+	if (!p || p == &s->p[0])
+		return;
+	bt_recorder_free(p->r);
+	free(p->region);
+	*p = s->p[--s->n];
+}
+
+struct rec_proc *rec_procs_pick(struct rec_procs *s, pid_t pid)
+{
+	struct rec_proc *p = rec_procs_find(s, pid);
+
+	if (p)
+		s->cur = pid;
+	return p;
+}
+
+/* ---- a process's map of code ------------------------------------------- */
+
+static int regions_load(struct rec_proc *p)
+{
+	struct bt_maps maps;
+	size_t i, n = 0;
+	int ret = bt_maps_read(p->pid, &maps);
+
+	if (ret < 0)
+		return ret;
+	free(p->region);
+	p->nregion = 0;
+	p->region = calloc(maps.count ? maps.count : 1, sizeof(*p->region));
+	if (!p->region) {
+		bt_maps_release(&maps);
+		return bt_fail(bte_nomem, ENOMEM, "regions");
+	}
+	for (i = 0; i < maps.count; i++) {
+		const struct bt_map *m = &maps.map[i];
+		int file = m->path && (m->path[0] == '/' ||
+				       !strcmp(m->path, "[vdso]"));
+
+		if (!(m->prot & BT_MAP_X))
+			continue;
+		p->region[n].start = m->start;
+		p->region[n].end = m->end;
+		p->region[n].stable = file && !(m->prot & BT_MAP_W);
+		n++;
+	}
+	p->nregion = n;
+	p->maps_stale = 0;
+	bt_maps_release(&maps);
+	return 0;
+}
+
+int rec_proc_code_stable(struct rec_proc *p, uint64_t addr)
+{
+	size_t i;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		if ((p->maps_stale || pass) && regions_load(p) < 0)
+			return 0;
+		for (i = 0; i < p->nregion; i++)
+			if (addr >= p->region[i].start && addr < p->region[i].end)
+				return p->region[i].stable;
+	}
+	return 0;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BTRACE_REC_PROCS_H
+#define BTRACE_REC_PROCS_H
+
+/*
+ * The recorder backend's processes (lib/rec/backend.c): one recorder per
+ * process of the traced tree, by tgid: the target's own, made at init,
+ * and one for each followed fork child (a copy of its parent's,
+ * bt_recorder_fork) or program a followed child exec'd (a fresh one).  A
+ * vfork child has none until it execs: it runs in its parent's memory
+ * and is stepped.
+ *
+ * The host callbacks the recorder calls (struct bt_recorder_host) are
+ * given the target only: they answer for the process of the recorder the
+ * backend last picked (rec_procs_pick), the one whose call is under way.
+ * For the target's own process the fast mode's map of code answers; for
+ * another process, its own map read from /proc/PID/maps here.
+ */
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct bt_recorder;
+struct bt_recorder_host;
+struct bt_target;
+struct bt_thread;
+
+struct rec_region {
+	uint64_t start, end;
+	int stable;		/* mapped from a file (or the vDSO), not writable */
+};
+
+struct rec_proc {
+	pid_t pid;
+	struct bt_recorder *r;
+	struct rec_region *region;	/* its executable mappings */
+	size_t nregion;
+	int maps_stale;
+};
+
+struct rec_procs {
+	struct rec_proc *p;	/* p[0]: the target's own process */
+	size_t n, cap;
+	pid_t cur;		/* the process of the call under way */
+	const struct bt_recorder_host *host;	/* for recorders made */
+};
+
+/*
+ * A set whose first process is @pid with recorder @r, made with @host;
+ * NULL: no memory (@r freed).
+ */
+struct rec_procs *rec_procs_alloc(pid_t pid, struct bt_recorder *r,
+				  const struct bt_recorder_host *host);
+/* Frees every recorder in it too; NULL is fine. */
+void rec_procs_free(struct rec_procs *s);
+
+struct rec_proc *rec_procs_find(struct rec_procs *s, pid_t pid);
+/* @pid gets recorder @r (freed on failure).  0 or -bte_nomem. */
+int rec_procs_add(struct rec_procs *s, pid_t pid, struct bt_recorder *r);
+/* @pid is gone: its recorder freed (never the first process's). */
+void rec_procs_drop(struct rec_procs *s, pid_t pid);
+
+/* The process the host callbacks answer for from now on. */
+struct rec_proc *rec_procs_pick(struct rec_procs *s, pid_t pid);
+
+/* May code at @addr of @p run translated (file-backed, not writable)? */
+int rec_proc_code_stable(struct rec_proc *p, uint64_t addr);
+
+/*
+ * backend_procs.c: before @th is resumed, what its event means for the
+ * recorders: a fork (the child's copy), an exec (a fresh one).
+ */
+void rec_proc_events(struct bt_target *t, struct bt_thread *th);
+/* @th ended: its process's recorder goes with its last thread. */
+void rec_proc_thread_end(struct bt_target *t, struct bt_thread *th);
+
+#endif /* BTRACE_REC_PROCS_H */

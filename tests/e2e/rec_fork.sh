@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Process trees under the recorder (--follow-fork): a fork child goes on
+# in a copy of its parent's recorder, a vfork child is stepped until its
+# exec, a program exec'd starts a fresh one.
+# - softdiff -k against single-stepping, every thread of every process
+#   branch for branch: targets/rec_fork (parent and child both run code
+#   translated before the fork, then the parent crashes after the child
+#   exited; or the child crashes first: its stop is the one reported, and
+#   where its parent had got to then is timing, softdiff -t),
+#   targets/rec_vfork (vfork + exec of /bin/true: its loader's start).
+# - python3 forking and exec'ing /bin/true, and through subprocess
+#   (vfork), twice each: exit 0 and the output of an untraced run,
+#   the stop the program's exit (a trap of the translation the program
+#   saw would be a SIGTRAP stop).
+# - real trees, output equal to an untraced run: a bash loop of gzip | wc
+#   (ptrace stops per taken branch of the whole tree below 0.02: no
+#   process is stepped), a multiprocessing Pool of 2.
+. "$TESTDIR/e2e/lib/common.sh"
+need_cmd python3 bash gzip wc setarch
+SOFTDIFF="$TOOLS/softdiff"
+fails=0
+
+diffcheck() {	# softdiff options, then -- and the program
+	local log=$work/log
+	if timeout 300 "$SOFTDIFF" "$@" </dev/null >"$log" 2>&1; then
+		echo "ok   ${*#*-- }: $(grep -a '^record' "$log")"
+	else
+		echo "FAIL ${*#*-- }"
+		sed 's/^/     /' "$log"
+		fails=$((fails + 1))
+	fi
+}
+
+diffcheck -k -m record -- "$TARGETS/rec_fork"
+diffcheck -k -t -m record -- "$TARGETS/rec_fork" child
+diffcheck -k -m record -- "$TARGETS/rec_vfork" true
+
+# The crash of a child is the stop, shown with the child's history; the
+# tree then meets its fate as without btrace (the parent reports it and
+# crashes: 139).
+"$BTRACE" run --follow-fork -- "$TARGETS/rec_fork" child >"$work/out" 2>&1
+rc=$?
+grep -q "^stop: SIGSEGV .* in thread" "$work/out" &&
+	grep -q "child killed 11" "$work/out" &&
+	grep -q "crash+0x[0-9a-f]* *rec_fork.c" "$work/out" && [ $rc = 139 ] ||
+	{ echo "FAIL rec_fork child: exit $rc"; cat "$work/out"; fails=$((fails + 1)); }
+
+cat >"$work/forkexec.py" <<'PY'
+import os
+pid = os.fork()
+if pid == 0:
+    os.execv("/bin/true", ["/bin/true"])
+print("child", os.waitpid(pid, 0)[1])
+PY
+cat >"$work/spawn.py" <<'PY'
+import subprocess
+print(subprocess.run(["/bin/true"]).returncode, subprocess.run(["/bin/false"]).returncode)
+PY
+cat >"$work/pool.py" <<'PY'
+import multiprocessing
+def sq(x):
+    return x * x
+if __name__ == "__main__":
+    with multiprocessing.Pool(2) as p:
+        print(sum(p.map(sq, range(200))))
+PY
+
+same() {	# name, then the command: traced output equal to untraced
+	local name=$1 want got rc
+	shift
+	want=$("$@" 2>&1)
+	got=$(timeout 600 "$BTRACE" run --follow-fork -o "$work/report" --json \
+		-- "$@" 2>"$work/err")
+	rc=$?
+	if [ $rc != 0 ] || [ "$got" != "$want" ]; then
+		echo "FAIL $name: exit $rc, output '$got', untraced '$want'"
+		cat "$work/err" "$work/report"
+		fails=$((fails + 1))
+		return 1
+	fi
+	python3 - "$work/report" "$name" <<'PY' || fails=$((fails + 1))
+import json, sys
+doc = json.load(open(sys.argv[1]))
+stop, stats = doc["stop"], doc["stats"]
+name = sys.argv[2]
+if stop["reason"] != "exit" or stop["status"] != 0:
+    sys.exit("FAIL %s: stopped %s" % (name, stop))
+per = stats["stops"] / max(stats["branches"], 1)
+if name.startswith("gzip") and per >= 0.02:
+    sys.exit("FAIL %s: %.4f stops per branch: %s" % (name, per, stats))
+print("ok   %s: %d branches, %d stops (%.4f per branch)" %
+      (name, stats["branches"], stats["stops"], per))
+PY
+}
+
+for i in 1 2; do
+	same "fork+exec #$i" python3 "$work/forkexec.py"
+	same "subprocess #$i" python3 "$work/spawn.py"
+done
+same "gzip | wc loop" bash -c 'for i in 1 2; do gzip -c /etc/services | wc -c; done'
+same "multiprocessing pool" python3 "$work/pool.py"
+[ $fails = 0 ]
