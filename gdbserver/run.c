@@ -18,7 +18,7 @@
  * The process ended (exit, or killed by its signal): let it go and
  * answer W or X.
  */
-static void process_end(struct gs_server *s)
+void gs_process_end(struct gs_server *s)
 {
 	int ws = 0;
 
@@ -72,6 +72,10 @@ static void run(struct gs_server *s, const struct bt_resume *r, size_t n)
 	struct bt_stop stop;
 	int ret;
 
+	if (s->nonstop) {
+		gs_ns_resume(s, r, n);
+		return;
+	}
 	if (!gs_alive(s)) {
 		gs_reply_err(s, ESRCH);
 		return;
@@ -92,7 +96,7 @@ static void run(struct gs_server *s, const struct bt_resume *r, size_t n)
 	}
 	s->last = stop;
 	if (stop.reason == BT_STOP_EXIT || stop.reason == BT_STOP_KILLED)
-		process_end(s);
+		gs_process_end(s);
 	gs_put_stop(s);
 	if (s->gone)
 		gs_proc_drop(s);	/* extended: the next run may come */
@@ -213,7 +217,10 @@ void gs_cmd_step(struct gs_server *s, char *pkt)
 
 void gs_cmd_stop_reason(struct gs_server *s, char *pkt)
 {
-	gs_put_stop(s);
+	if (s->nonstop)
+		gs_ns_status(s);
+	else
+		gs_put_stop(s);
 }
 
 

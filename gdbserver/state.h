@@ -66,6 +66,13 @@ struct gs_server {
 	uint64_t bts_size;	/* Qbtrace-conf:bts:size, 0: the target's;
 				   for the threads enabled after it */
 
+	/* non-stop (nonstop.c) */
+	int nonstop;		/* QNonStop:1 */
+	struct gs_buf *nsq;	/* stop replies GDB has not taken (vStopped),
+				   oldest first; [0] is out while notif_out */
+	size_t nnsq, capnsq;
+	int notif_out;		/* a %Stop or ?'s reply is out: vStopped due */
+
 	int hostio_fd[GS_HOSTIO_FDS];	/* vFile:open's, -1: free */
 	struct gs_buf *hostio_virt[GS_HOSTIO_FDS];	/* made-up files */
 };
@@ -125,6 +132,13 @@ pid_t gs_current(struct gs_server *s);
 
 /* The stop (or the exit) reply of the process into s->reply. */
 void gs_put_stop(struct gs_server *s);
+/* The stop reply of @st, and the exit reply (W, X) of the process, to @b. */
+void gs_put_stop_of(struct gs_server *s, struct gs_buf *b,
+		    const struct bt_stop *st);
+void gs_put_exit(struct gs_server *s, struct gs_buf *b);
+
+/* The process ended (its exit or killed stop in s->last): let it go. */
+void gs_process_end(struct gs_server *s);
 
 /*
  * "addr,len" at *@p then @sep; the length bounded by what a packet
