@@ -3,9 +3,10 @@
  * Extended-remote (GDB's "target extended-remote"): after "!" the session
  * outlives its process, and GDB's run (vRun), attach (vAttach) and the
  * old restart (R) make the next one through the gs_spawner that
- * cmd/gdbserver.c gave (gdbserver.h).  One process at a time: a second
- * run or attach while one is served is refused, as gdbserver refuses it
- * without multiprocess.
+ * cmd/gdbserver.c gave (gdbserver.h).  With multiprocess (GDB's
+ * inferiors) a second run or attach sets the process served aside
+ * (procs.c); without it, or in non-stop, it is refused, as gdbserver
+ * refuses it without multiprocess.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -60,7 +61,7 @@ int gs_server_extend(struct gs_server *s, const struct gs_spawner *sp,
 
 void gs_extended_release(struct gs_server *s)
 {
-	gs_proc_drop(s);
+	gs_procs_release(s);
 	free_argv(s->prog);
 	s->prog = NULL;
 }
@@ -99,6 +100,13 @@ static int can_start(struct gs_server *s)
 	}
 	if (s->ops == &gs_no_proc_ops)
 		return 1;
+	/* with multiprocess, GDB's next inferior: this one waits */
+	if (!s->gone && s->multiprocess && !s->nonstop) {
+		if (gs_proc_park(s) == 0)
+			return 1;
+		gs_buf_adds(&s->reply, "E0c");	/* ENOMEM */
+		return 0;
+	}
 	if (!s->gone) {
 		snprintf(why, sizeof(why), "already debugging process %d",
 			 (int)gs_proc_pid(s));
@@ -115,6 +123,7 @@ static void started(struct gs_server *s, int ret, const struct gs_proc *p,
 {
 	if (ret < 0) {
 		reply_why(s, why[0] ? why : bt_errstr(ret));
+		gs_proc_next(s);	/* the one set aside, if any */
 		return;
 	}
 	gs_proc_set(s, p);

@@ -116,9 +116,14 @@ void gs_server_input(struct gs_server *s)
 	errno = saved;
 }
 
-/* One vCont action: "c", "C<sig>", "s", "S<sig>", "t" at *@p. */
-static int parse_action(const char **p, struct bt_resume *a)
+/*
+ * One vCont action: "c", "C<sig>", "s", "S<sig>", "t" at *@p; *@pid is
+ * the process its thread id names (left as it is if none).
+ */
+static int parse_action(const char **p, struct bt_resume *a, pid_t *pid)
 {
+	pid_t named;
+
 	uint64_t sig = 0;
 	char c = *(*p)++;
 
@@ -147,10 +152,14 @@ static int parse_action(const char **p, struct bt_resume *a)
 	}
 	if (**p == ':') {
 		(*p)++;
-		if (gs_parse_tid(p, &a->tid) < 0)
+		if (gs_parse_ptid(p, &named, &a->tid) < 0)
 			return -1;
 		if (a->tid == -1)
 			a->tid = 0;
+		if (named && *pid && named != *pid)
+			return -1;	/* one process runs at a time */
+		if (named)
+			*pid = named;
 	}
 	return 0;
 }
@@ -159,11 +168,12 @@ void gs_cmd_vcont(struct gs_server *s, char *pkt)
 {
 	struct bt_resume acts[64];
 	const char *p = pkt + 5;
+	pid_t pid = 0;
 	size_t n = 0;
 
 	while (*p == ';' && n < 64) {
 		p++;
-		if (parse_action(&p, &acts[n]) < 0) {
+		if (parse_action(&p, &acts[n], &pid) < 0) {
 			gs_reply_err(s, EINVAL);
 			return;
 		}
@@ -171,6 +181,11 @@ void gs_cmd_vcont(struct gs_server *s, char *pkt)
 	}
 	if (*p || !n) {
 		gs_reply_err(s, EINVAL);
+		return;
+	}
+	/* the process named runs, and is the one served from now on */
+	if (gs_proc_switch(s, pid) < 0) {
+		gs_reply_err(s, ESRCH);
 		return;
 	}
 	run(s, acts, n);
@@ -231,9 +246,25 @@ void gs_cmd_stop_reason(struct gs_server *s, char *pkt)
  * Extended-remote goes on without the process (SIGKILL is its end, as
  * gdbserver reports it); otherwise the session is over.
  */
+/* The process ";<pid>" at @p names (none: the one served) is served. */
+static int proc_named(struct gs_server *s, const char *p)
+{
+	uint64_t pid;
+
+	if (!*p)
+		return 0;
+	p += *p == ';';
+	if (!gs_parse_hex(&p, &pid) || *p || pid > 0x7fffffff)
+		return -1;
+	return gs_proc_switch(s, (pid_t)pid);
+}
+
 void gs_cmd_kill(struct gs_server *s, char *pkt)
 {
-	if (s->extended && *pkt == 'v' && (!gs_alive(s) || gs_other_pid(s, pkt + 5))) {
+	pid_t served = gs_proc_pid(s);
+
+	if (*pkt == 'v' && s->extended &&
+	    (proc_named(s, pkt + 5) < 0 || !gs_alive(s) || gs_other_pid(s, pkt + 5))) {
 		gs_reply_err(s, ESRCH);
 		return;
 	}
@@ -246,15 +277,20 @@ void gs_cmd_kill(struct gs_server *s, char *pkt)
 		s->replying = 0;	/* gdb waits for no answer to k */
 	else
 		gs_reply_ok(s);
-	if (s->extended)
+	if (s->extended) {
 		gs_proc_drop(s);
-	else
+		gs_proc_switch(s, served);
+	} else {
 		s->ended = GS_END_KILLED;
+	}
 }
 
 void gs_cmd_detach(struct gs_server *s, char *pkt)
 {
-	if (gs_other_pid(s, pkt + 1)) {
+	pid_t served = gs_proc_pid(s);
+
+	if ((s->extended && proc_named(s, pkt + 1) < 0) ||
+	    gs_other_pid(s, pkt + 1)) {
 		gs_reply_err(s, ESRCH);
 		return;
 	}
@@ -271,5 +307,6 @@ void gs_cmd_detach(struct gs_server *s, char *pkt)
 		s->wstatus = 0;	/* gdbserver's "W00" after a detach */
 	s->gone = 1;
 	gs_proc_drop(s);
+	gs_proc_switch(s, served);
 }
 

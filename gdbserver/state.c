@@ -57,10 +57,11 @@ void gs_put_tid(struct gs_server *s, struct gs_buf *b, pid_t tid)
  * "p<pid>" and "p<pid>.-1" are the whole process (-1).  Returns 0 with
  * *@tid set, -1 if malformed.
  */
-int gs_parse_tid(const char **p, pid_t *tid)
+int gs_parse_ptid(const char **p, pid_t *pid, pid_t *tid)
 {
 	uint64_t v;
 
+	*pid = 0;
 	if (**p == 'p') {
 		(*p)++;
 		if (**p == '-' && (*p)[1] == '1') {
@@ -68,8 +69,9 @@ int gs_parse_tid(const char **p, pid_t *tid)
 			*tid = -1;
 			return 0;
 		}
-		if (!gs_parse_hex(p, &v))
+		if (!gs_parse_hex(p, &v) || v > 0x7fffffff)
 			return -1;
+		*pid = (pid_t)v;
 		if (**p != '.') {
 			*tid = -1;
 			return 0;
@@ -85,6 +87,13 @@ int gs_parse_tid(const char **p, pid_t *tid)
 		return -1;
 	*tid = (pid_t)v;
 	return 0;
+}
+
+int gs_parse_tid(const char **p, pid_t *tid)
+{
+	pid_t pid;
+
+	return gs_parse_ptid(p, &pid, tid);
 }
 
 size_t gs_thread_list(struct gs_server *s, pid_t *tids, size_t max)
@@ -277,4 +286,6 @@ void gs_proc_drop(struct gs_server *s)
 	s->ops = &gs_no_proc_ops;
 	s->ctx = NULL;
 	s->spawner->release(s->spawner->arg, &p);
+	gs_bt_forget(s);
+	gs_proc_next(s);	/* another waits: it is served now */
 }

@@ -22,6 +22,17 @@ struct gs_bt_thread {
 	size_t keep;		/* the newest branches shown; 0: all */
 };
 
+/* A process waiting while another is served (procs.c). */
+struct gs_pstate {
+	const struct gs_target_ops *ops;
+	void *ctx;
+	struct bt_stop last;
+	int gone, wstatus, avx;
+	pid_t gthread, cthread;
+	struct gs_bt_thread *bt;
+	size_t nbt;
+};
+
 #define GS_HOSTIO_FDS 32
 
 /* The most threads a thread list holds. */
@@ -44,6 +55,8 @@ struct gs_server {
 	char **prog;		/* what a vRun naming none runs; R */
 	int extended;		/* gdb sent ! */
 	pid_t last_pid;		/* of the process dropped */
+	struct gs_pstate *procs;	/* the others (multiprocess), waiting */
+	size_t nprocs;
 
 	/* what gdb said it supports */
 	int multiprocess;
@@ -94,6 +107,30 @@ int gs_alive(const struct gs_server *s);
  */
 void gs_proc_set(struct gs_server *s, const struct gs_proc *p);
 void gs_proc_drop(struct gs_server *s);
+
+/*
+ * Several processes (procs.c).  gs_proc_switch() makes process @pid the
+ * one served (0 or the one served: nothing to do); -1 if there is none
+ * such.  gs_proc_park() sets the one served aside (for a second run or
+ * attach): none is served until gs_proc_set() or gs_proc_switch().
+ * gs_proc_next() serves a waiting one when none is (after a drop).
+ * gs_procs_each() calls @fn with each process served in turn, the one
+ * served as before afterwards.  gs_procs_release() hands every process
+ * to the spawner.
+ */
+int gs_proc_switch(struct gs_server *s, pid_t pid);
+int gs_proc_park(struct gs_server *s);
+void gs_proc_next(struct gs_server *s);
+size_t gs_proc_count(const struct gs_server *s);
+void gs_procs_each(struct gs_server *s,
+		   void (*fn)(struct gs_server *s, void *arg), void *arg);
+void gs_procs_release(struct gs_server *s);
+
+/*
+ * A thread id with its process: "p<pid>.<tid>" sets *@pid (0 when none is
+ * named), otherwise as gs_parse_tid().
+ */
+int gs_parse_ptid(const char **p, pid_t *pid, pid_t *tid);
 
 /* A thread is gone, or the process: forget the branch trace state. */
 void gs_bt_forget(struct gs_server *s);
