@@ -23,7 +23,7 @@ nsgdb() {
 
 # funcs FILE SECTION N: the last N function names of a call history.
 funcs() {
-	section "$1" "$2" | grep -E "^[0-9]+"$'\t' | cut -f2 | tail -n "$3" |
+	section "$1" "$2" | grep -E "^[0-9]+"$'\t''[A-Za-z_]' | cut -f2 | tail -n "$3" |
 		tr '\n' ' '
 }
 
