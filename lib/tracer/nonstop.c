@@ -239,7 +239,8 @@ int bt_target_ns_pause(struct bt_target *t)
 		return 0;
 	for (i = 0; i < t->nthreads; i++) {
 		th = t->threads[i];
-		if (th->state != BT_TH_RUNNING || th->exiting)
+		/* a new thread waits at its first stop before it runs anything */
+		if (th->state != BT_TH_RUNNING || th->exiting || th->fresh)
 			continue;
 		ns = ns_of(t);
 		if (!ns || grow((void **)&ns->paused, &ns->cappaused,
