@@ -39,7 +39,7 @@ nsgdb "$work/ns.out" \
 	-ex 'echo @@B\n' -ex "thread 3" -ex "record function-call-history -" \
 	-ex 'echo @@INT\n' -ex "thread 2" -ex interrupt -ex "delete 3" \
 	-ex "thread 3" -ex continue \
-	-ex 'echo @@A2\n' -ex "thread 2" -ex "frame" \
+	-ex 'echo @@A2\n' -ex "thread 2" -ex "bt 2" \
 	-ex "record function-call-history -" \
 	-ex 'echo @@END\n' -ex "set var go_a = 2" -ex "continue -a" \
 	-ex 'echo @@@\n'
@@ -77,13 +77,16 @@ got=$(funcs "$work/ns.out" B 8)
 [ "$got" = "$want" ] || { cat "$work/ns.out"; fail "beta's history ends '$got', not '$want'"; }
 section "$work/ns.out" B | grep -q alpha && { cat "$work/ns.out"; fail "alpha in beta's history"; }
 
-# A running thread stopped on its own: its history ends where it stands.
+# A running thread stopped on its own: its history ends where it stands,
+# in the function of its frame #0 (or of #1, when it stands on the first
+# instruction of #0: GDB counts that one as the current, not as history).
 expect "$work/ns.out" '^Thread 2 "gdbsrv_threads" stopped\.$' "interrupt did not stop thread 2"
 section "$work/ns.out" A2 >"$work/a2"
-frame=$(grep -E "^#0 " "$work/a2" | head -n 1 | sed -E 's/^#0 +(0x[0-9a-f]+ in )?([A-Za-z_0-9]+) .*/\2/')
+frames=$(grep -E '^#[01] ' "$work/a2" | sed -E 's/^#[01] +(0x[0-9a-f]+ in )?([A-Za-z_0-9]+) .*/\2/' |
+	sort -u | tr '\n' ' ')
 last=$(funcs "$work/ns.out" A2 1)
-[ -n "$frame" ] && [ "$last" = "$frame " ] ||
-	{ cat "$work/ns.out"; fail "thread 2's history ends in '$last', its frame is '$frame'"; }
+[ -n "$last" ] && case " $frames" in *" $last"*) true ;; *) false ;; esac ||
+	{ cat "$work/ns.out"; fail "thread 2's history ends in '$last', its frames are '$frames'"; }
 
 # Every thread continued: the program ends as it would.
 section "$work/ns.out" END >"$work/end"
