@@ -85,6 +85,8 @@ void gs_cmd_nonstop(struct gs_server *s, char *pkt);
 void gs_cmd_vstopped(struct gs_server *s, char *pkt);
 void gs_cmd_ctrlc(struct gs_server *s, char *pkt);
 void gs_ns_resume(struct gs_server *s, const struct bt_resume *r, size_t n);
+void gs_ns_vcont(struct gs_server *s, const struct bt_resume *r,
+		 const pid_t *pids, size_t n);
 void gs_ns_status(struct gs_server *s);
 int gs_ns_wait(struct gs_server *s);
 void gs_ns_disconnected(struct gs_server *s);

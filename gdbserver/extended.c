@@ -5,8 +5,8 @@
  * old restart (R) make the next one through the gs_spawner that
  * cmd/gdbserver.c gave (gdbserver.h).  With multiprocess (GDB's
  * inferiors) a second run or attach sets the process served aside
- * (procs.c); without it, or in non-stop, it is refused, as gdbserver
- * refuses it without multiprocess.
+ * (procs.c); without it, it is refused, as gdbserver refuses it without
+ * multiprocess.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -101,7 +101,7 @@ static int can_start(struct gs_server *s)
 	if (s->ops == &gs_no_proc_ops)
 		return 1;
 	/* with multiprocess, GDB's next inferior: this one waits */
-	if (!s->gone && s->multiprocess && !s->nonstop) {
+	if (!s->gone && s->multiprocess) {
 		if (gs_proc_park(s) == 0)
 			return 1;
 		gs_buf_adds(&s->reply, "E0c");	/* ENOMEM */
@@ -128,6 +128,8 @@ static void started(struct gs_server *s, int ret, const struct gs_proc *p,
 	}
 	gs_proc_set(s, p);
 	gs_put_stop(s);
+	/* GDB takes the new process's thread as the general one, non-stop too */
+	s->gthread = s->last.tid;
 }
 
 /*
@@ -216,7 +218,7 @@ void gs_cmd_attach(struct gs_server *s, char *pkt)
 
 /*
  * R: the last program again, from its start; no reply (GDB waits for
- * none, and asks "?" next).  A process served is killed first.
+ * none, and asks "?" next).  The processes served are killed first.
  */
 void gs_cmd_restart(struct gs_server *s, char *pkt)
 {
@@ -226,10 +228,12 @@ void gs_cmd_restart(struct gs_server *s, char *pkt)
 	if (!s->spawner || !s->extended)
 		return;		/* not supported: the empty reply */
 	s->replying = 0;
-	if (s->ops != &gs_no_proc_ops && !s->gone && s->ops->kill)
-		s->ops->kill(s->ctx);
-	s->gone = 1;
-	gs_proc_drop(s);
+	do {
+		if (s->ops != &gs_no_proc_ops && !s->gone && s->ops->kill)
+			s->ops->kill(s->ctx);
+		s->gone = 1;
+		gs_proc_drop(s);	/* the next one waiting is served */
+	} while (s->ops != &gs_no_proc_ops);
 	if (!s->prog)
 		return;
 	if (s->spawner->run(s->spawner->arg, s->prog, &p, why, sizeof(why)) >= 0)

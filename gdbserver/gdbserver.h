@@ -100,11 +100,14 @@ struct gs_target_ops {
 	/*
 	 * ---- non-stop (NULL: all-stop only) ----
 	 * As bt_target_ns_resume(), bt_target_ns_stop(), bt_target_ns_poll()
-	 * (never blocks) and bt_target_thread_state().
+	 * (never blocks), bt_target_ns_pause() and bt_target_ns_unpause(),
+	 * and bt_target_thread_state().
 	 */
 	int (*ns_resume)(void *ctx, const struct bt_resume *r, size_t n);
 	int (*ns_stop)(void *ctx, pid_t tid);
 	int (*ns_poll)(void *ctx, struct bt_stop *stop);
+	int (*ns_pause)(void *ctx);
+	int (*ns_unpause)(void *ctx);
 	int (*thread_state)(void *ctx, pid_t tid);
 };
 

@@ -359,6 +359,16 @@ static int live_ns_poll(void *ctx, struct bt_stop *stop)
 	return bt_target_ns_poll(((struct gs_live *)ctx)->t, stop);
 }
 
+static int live_ns_pause(void *ctx)
+{
+	return bt_target_ns_pause(((struct gs_live *)ctx)->t);
+}
+
+static int live_ns_unpause(void *ctx)
+{
+	return bt_target_ns_unpause(((struct gs_live *)ctx)->t);
+}
+
 static int live_thread_state(void *ctx, pid_t tid)
 {
 	return bt_target_thread_state(((struct gs_live *)ctx)->t, tid);
@@ -391,5 +401,7 @@ const struct gs_target_ops gs_live_ops = {
 	.ns_resume = live_ns_resume,
 	.ns_stop = live_ns_stop,
 	.ns_poll = live_ns_poll,
+	.ns_pause = live_ns_pause,
+	.ns_unpause = live_ns_unpause,
 	.thread_state = live_thread_state,
 };

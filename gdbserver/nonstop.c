@@ -64,8 +64,8 @@ static void reply_head(struct gs_server *s)
 }
 
 /*
- * A stop of the target: its reply queued.  The process's end is W or X
- * and the process is let go (extended-remote: the next may come).
+ * A stop of the process served: its reply queued.  The process's end is
+ * W or X, the process let go (drop_gone() hands it to the spawner).
  */
 static void ns_take(struct gs_server *s, const struct bt_stop *st)
 {
@@ -76,10 +76,31 @@ static void ns_take(struct gs_server *s, const struct bt_stop *st)
 		gs_process_end(s);
 		if (b)
 			gs_put_exit(s, b);
-		gs_proc_drop(s);
 	} else if (b) {
 		gs_put_stop_of(s, b, st);
 	}
+}
+
+/* The processes that ended are dropped (extended-remote: others stay). */
+static void drop_gone(struct gs_server *s)
+{
+	pid_t served = gs_proc_pid(s), pid;
+	size_t i;
+
+	if (!s->spawner)
+		return;
+	if (s->gone && s->ops != &gs_no_proc_ops)
+		gs_proc_drop(s);
+	for (i = 0; i < s->nprocs; i++) {
+		if (!s->procs[i].gone)
+			continue;
+		pid = s->procs[i].ops->pid ? s->procs[i].ops->pid(s->procs[i].ctx) : 0;
+		if (gs_proc_switch(s, pid) < 0)
+			break;
+		gs_proc_drop(s);
+		i = (size_t)-1;	/* the table moved: from the start */
+	}
+	gs_proc_switch(s, served);
 }
 
 /* ---- packets ---- */
@@ -126,22 +147,14 @@ void gs_cmd_vstopped(struct gs_server *s, char *pkt)
 	gs_reply_ok(s);
 }
 
-/* ?: a reply for each stopped thread, the first now, the rest by vStopped. */
-void gs_ns_status(struct gs_server *s)
+/* The stop replies of the process served's stopped threads, queued. */
+static void status_proc(struct gs_server *s, void *arg)
 {
 	pid_t tids[GS_MAX_THREADS];
 	struct bt_stop st;
 	struct gs_buf *b;
-	size_t i, n;
+	size_t i, n = gs_thread_list(s, tids, GS_MAX_THREADS);
 
-	while (s->nnsq)
-		nsq_pop(s);
-	s->notif_out = 0;
-	if (!gs_alive(s)) {
-		gs_put_stop(s);
-		return;
-	}
-	n = gs_thread_list(s, tids, GS_MAX_THREADS);
 	for (i = 0; i < n; i++) {
 		if (s->ops->thread_state &&
 		    s->ops->thread_state(s->ctx, tids[i]) != BT_THREAD_STOPPED)
@@ -154,17 +167,50 @@ void gs_ns_status(struct gs_server *s)
 		if (b)
 			gs_put_stop_of(s, b, &st);
 	}
+}
+
+/* ?: a reply for each stopped thread, the first now, the rest by vStopped. */
+void gs_ns_status(struct gs_server *s)
+{
+	while (s->nnsq)
+		nsq_pop(s);
+	s->notif_out = 0;
+	/* none stopped (no process yet, or its end told already): OK */
+	gs_procs_each(s, status_proc, NULL);
 	if (s->nnsq)
 		reply_head(s);
 	else
 		gs_reply_ok(s);
 }
 
-/* vCont in non-stop: each thread as its action says; OK at once. */
-void gs_ns_resume(struct gs_server *s, const struct bt_resume *r, size_t n)
+struct ns_acts {
+	const struct bt_resume *r;
+	const pid_t *pids;	/* each action's process, 0: any */
+	size_t n;
+	int ret;
+};
+
+/* The actions for the process served (none named, or it), in order. */
+static void resume_proc(struct gs_server *s, void *arg)
 {
+	struct ns_acts *a = arg;
+	struct bt_resume mine[64];
+	pid_t pid = gs_proc_pid(s);
+	size_t i, k = 0;
 	int ret;
 
+	if (!gs_alive(s) || !s->ops->ns_resume)
+		return;
+	for (i = 0; i < a->n && k < 64; i++)
+		if (!a->pids || !a->pids[i] || a->pids[i] == pid)
+			mine[k++] = a->r[i];
+	ret = k ? s->ops->ns_resume(s->ctx, mine, k) : 0;
+	if (ret < 0 && !a->ret)
+		a->ret = ret;
+}
+
+static void ns_resume_all(struct gs_server *s, struct ns_acts *a)
+{
 	if (!gs_alive(s)) {
 		gs_reply_err(s, ESRCH);
 		return;
@@ -173,26 +219,67 @@ void gs_ns_resume(struct gs_server *s, const struct bt_resume *r, size_t n)
 		gs_reply_err(s, EINVAL);
 		return;
 	}
-	ret = s->ops->ns_resume(s->ctx, r, n);
-	if (ret < 0) {
-		gs_reply_err(s, ret == -bte_invalid ? EINVAL : EIO);
+	gs_procs_each(s, resume_proc, a);
+	if (a->ret < 0) {
+		gs_reply_err(s, a->ret == -bte_invalid ? EINVAL : EIO);
 		return;
 	}
 	gs_reply_ok(s);
 }
 
+/* The old c, s... in non-stop: the actions are the process served's. */
+void gs_ns_resume(struct gs_server *s, const struct bt_resume *r, size_t n)
+{
+	pid_t pids[64];
+	struct ns_acts a = { r, pids, n < 64 ? n : 64, 0 };
+	size_t i;
+
+	for (i = 0; i < a.n; i++)
+		pids[i] = gs_proc_pid(s);
+	ns_resume_all(s, &a);
+}
+
+/*
+ * vCont in non-stop: each thread as its action says, an action naming a
+ * process for that process's threads only; OK at once.
+ */
+void gs_ns_vcont(struct gs_server *s, const struct bt_resume *r,
+		 const pid_t *pids, size_t n)
+{
+	struct ns_acts a = { r, pids, n, 0 };
+	pid_t served = gs_proc_pid(s);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (pids[i] && gs_proc_switch(s, pids[i]) < 0) {
+			gs_reply_err(s, ESRCH);
+			return;
+		}
+		gs_proc_switch(s, served);
+	}
+	ns_resume_all(s, &a);
+}
+
+static void stop_proc(struct gs_server *s, void *arg)
+{
+	if (gs_alive(s) && s->ops->ns_stop && s->ops->ns_stop(s->ctx, 0) < 0)
+		*(int *)arg = -1;
+}
+
 /* vCtrlC: the running threads stop; GDB is told of each (SIGINT-less). */
 void gs_cmd_ctrlc(struct gs_server *s, char *pkt)
 {
+	int failed = 0;
+
 	if (!gs_alive(s) || !s->ops->ns_stop) {
 		gs_reply_err(s, ESRCH);
 		return;
 	}
-	if (s->ops->ns_stop(s->ctx, 0) < 0) {
+	gs_procs_each(s, stop_proc, &failed);
+	if (failed)
 		gs_reply_err(s, EIO);
-		return;
-	}
-	gs_reply_ok(s);
+	else
+		gs_reply_ok(s);
 }
 
 /* ---- between packets ---- */
@@ -201,15 +288,22 @@ void gs_cmd_ctrlc(struct gs_server *s, char *pkt)
  * The target's stops, queued; the oldest goes out as %Stop when no
  * notification is out.  Returns 0, or < 0 if the connection failed.
  */
-static int ns_service(struct gs_server *s)
+static void poll_proc(struct gs_server *s, void *arg)
 {
-	struct gs_buf note;
 	struct bt_stop st;
-	int ret;
 
 	while (gs_alive(s) && s->ops->ns_poll &&
 	       s->ops->ns_poll(s->ctx, &st) > 0)
 		ns_take(s, &st);
+}
+
+static int ns_service(struct gs_server *s)
+{
+	struct gs_buf note;
+	int ret;
+
+	gs_procs_each(s, poll_proc, NULL);
+	drop_gone(s);
 	if (s->notif_out || !s->nnsq)
 		return 0;
 	s->notif_out = 1;
@@ -257,15 +351,23 @@ int gs_ns_wait(struct gs_server *s)
  * GDB went away: the threads stop (the process waits stopped for the
  * next, or is let go), what they had to report is dropped.
  */
-void gs_ns_disconnected(struct gs_server *s)
+static void halt_proc(struct gs_server *s, void *arg)
 {
 	struct bt_stop st;
 
-	if (s->nonstop && gs_alive(s) && s->ops->ns_stop) {
-		s->ops->ns_stop(s->ctx, 0);
-		while (gs_alive(s) && s->ops->ns_poll(s->ctx, &st) > 0)
-			if (st.reason == BT_STOP_EXIT || st.reason == BT_STOP_KILLED)
-				ns_take(s, &st);
+	if (!gs_alive(s) || !s->ops->ns_stop)
+		return;
+	s->ops->ns_stop(s->ctx, 0);
+	while (gs_alive(s) && s->ops->ns_poll(s->ctx, &st) > 0)
+		if (st.reason == BT_STOP_EXIT || st.reason == BT_STOP_KILLED)
+			ns_take(s, &st);
+}
+
+void gs_ns_disconnected(struct gs_server *s)
+{
+	if (s->nonstop) {
+		gs_procs_each(s, halt_proc, NULL);
+		drop_gone(s);
 	}
 	while (s->nnsq)
 		nsq_pop(s);

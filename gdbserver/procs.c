@@ -139,6 +139,36 @@ void gs_procs_each(struct gs_server *s,
 	}
 }
 
+struct others {
+	pid_t served;
+	int pause;
+};
+
+static void pause_one(struct gs_server *s, void *arg)
+{
+	struct others *o = arg;
+
+	if (gs_proc_pid(s) == o->served || !gs_alive(s))
+		return;
+	if (o->pause && s->ops->ns_pause)
+		s->ops->ns_pause(s->ctx);
+	else if (!o->pause && s->ops->ns_unpause)
+		s->ops->ns_unpause(s->ctx);
+}
+
+/*
+ * Non-stop: the tracer's waits for all of a process (stopping every
+ * thread at a detach, reaping at the end) take any child's report, so
+ * the other processes' threads are paused around them.
+ */
+void gs_procs_pause(struct gs_server *s, int pause)
+{
+	struct others o = { gs_proc_pid(s), pause };
+
+	if (s->nonstop && s->nprocs)
+		gs_procs_each(s, pause_one, &o);
+}
+
 /* Every waiting process is handed to the spawner (the server's end). */
 void gs_procs_release(struct gs_server *s)
 {

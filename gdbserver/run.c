@@ -20,9 +20,13 @@
  */
 void gs_process_end(struct gs_server *s)
 {
-	int ws = 0;
+	int ws = 0, ret = -1;
 
-	if (s->ops->finish && s->ops->finish(s->ctx, &ws) == 0)
+	gs_procs_pause(s, 1);
+	if (s->ops->finish)
+		ret = s->ops->finish(s->ctx, &ws);
+	gs_procs_pause(s, 0);
+	if (ret == 0)
 		s->wstatus = ws;
 	else if (s->last.reason == BT_STOP_KILLED)
 		s->wstatus = s->last.signal & 0x7f;
@@ -118,16 +122,16 @@ void gs_server_input(struct gs_server *s)
 
 /*
  * One vCont action: "c", "C<sig>", "s", "S<sig>", "t" at *@p; *@pid is
- * the process its thread id names (left as it is if none).
+ * the process its thread id names (0 if none).
  */
 static int parse_action(const char **p, struct bt_resume *a, pid_t *pid)
 {
-	pid_t named;
 
 	uint64_t sig = 0;
 	char c = *(*p)++;
 
 	memset(a, 0, sizeof(*a));
+	*pid = 0;
 	switch (c) {
 	case 'c':
 		a->action = BT_RESUME_CONT;
@@ -152,14 +156,10 @@ static int parse_action(const char **p, struct bt_resume *a, pid_t *pid)
 	}
 	if (**p == ':') {
 		(*p)++;
-		if (gs_parse_ptid(p, &named, &a->tid) < 0)
+		if (gs_parse_ptid(p, pid, &a->tid) < 0)
 			return -1;
 		if (a->tid == -1)
 			a->tid = 0;
-		if (named && *pid && named != *pid)
-			return -1;	/* one process runs at a time */
-		if (named)
-			*pid = named;
 	}
 	return 0;
 }
@@ -168,12 +168,12 @@ void gs_cmd_vcont(struct gs_server *s, char *pkt)
 {
 	struct bt_resume acts[64];
 	const char *p = pkt + 5;
-	pid_t pid = 0;
-	size_t n = 0;
+	pid_t pids[64], pid = 0;
+	size_t n = 0, i;
 
 	while (*p == ';' && n < 64) {
 		p++;
-		if (parse_action(&p, &acts[n], &pid) < 0) {
+		if (parse_action(&p, &acts[n], &pids[n]) < 0) {
 			gs_reply_err(s, EINVAL);
 			return;
 		}
@@ -182,6 +182,18 @@ void gs_cmd_vcont(struct gs_server *s, char *pkt)
 	if (*p || !n) {
 		gs_reply_err(s, EINVAL);
 		return;
+	}
+	if (s->nonstop) {
+		gs_ns_vcont(s, acts, pids, n);
+		return;
+	}
+	/* all-stop: one process runs at a time, the one named */
+	for (i = 0; i < n; i++) {
+		if (pids[i] && pid && pids[i] != pid) {
+			gs_reply_err(s, EINVAL);
+			return;
+		}
+		pid = pids[i] ? pids[i] : pid;
 	}
 	/* the process named runs, and is the one served from now on */
 	if (gs_proc_switch(s, pid) < 0) {
@@ -288,13 +300,17 @@ void gs_cmd_kill(struct gs_server *s, char *pkt)
 void gs_cmd_detach(struct gs_server *s, char *pkt)
 {
 	pid_t served = gs_proc_pid(s);
+	int ret;
 
 	if ((s->extended && proc_named(s, pkt + 1) < 0) ||
 	    gs_other_pid(s, pkt + 1)) {
 		gs_reply_err(s, ESRCH);
 		return;
 	}
-	if (gs_alive(s) && s->ops->detach && s->ops->detach(s->ctx) < 0) {
+	gs_procs_pause(s, 1);
+	ret = gs_alive(s) && s->ops->detach ? s->ops->detach(s->ctx) : 0;
+	gs_procs_pause(s, 0);
+	if (ret < 0) {
 		gs_reply_err(s, EIO);
 		return;
 	}

@@ -125,6 +125,8 @@ size_t gs_proc_count(const struct gs_server *s);
 void gs_procs_each(struct gs_server *s,
 		   void (*fn)(struct gs_server *s, void *arg), void *arg);
 void gs_procs_release(struct gs_server *s);
+/* Non-stop: pause (1) or unpause (0) every process but the one served. */
+void gs_procs_pause(struct gs_server *s, int pause);
 
 /*
  * A thread id with its process: "p<pid>.<tid>" sets *@pid (0 when none is

@@ -4,9 +4,10 @@
  * run or stay stopped, for a debugger in GDB's non-stop mode (target.h,
  * bt_target_ns_*).  The stop loop of loop.c stops every thread at every
  * stop; here a stop is one thread's, and waiting never blocks on threads
- * that run: bt_target_ns_poll() takes what waitpid has now (WNOHANG) and
- * acts on it as the stop loop does (bt_event_read(), bt_event_dispatch(),
- * bt_thread_resume()).
+ * that run: bt_target_ns_poll() takes what waitpid has now (WNOHANG) for
+ * each of the target's threads, asked by id (so that several targets of
+ * one tracer keep their own), and acts on it as the stop loop does
+ * (bt_event_read(), bt_event_dispatch(), bt_thread_resume()).
  *
  * A thread is stopped on request with PTRACE_INTERRUPT and waited for
  * alone (waitpid on its id), so that the request is answered before the
@@ -371,6 +372,34 @@ int bt_target_ns_resume(struct bt_target *t, const struct bt_resume *r,
 	return 0;
 }
 
+/*
+ * What waitpid has now for one of the target's own threads, each asked
+ * by its id: another target of the same tracer (GDB's inferiors) keeps
+ * its own.  A thread stopped here may still report (killed by another's
+ * exit_group); a new thread is asked once its parent's event made it
+ * known.  Returns 1 with *@who and *@status, 0 if none has anything.
+ */
+static int poll_own(struct bt_target *t, pid_t *who, int *status)
+{
+	struct bt_thread *th;
+	size_t i;
+	pid_t r;
+
+	for (i = 0; i < t->nthreads; i++) {
+		th = t->threads[i];
+		if (th->state == BT_TH_GONE || th->parked || th->tid <= 0)
+			continue;
+		do
+			r = waitpid(th->tid, status, __WALL | WNOHANG);
+		while (r < 0 && errno == EINTR);
+		if (r == th->tid) {
+			*who = r;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int bt_target_ns_poll(struct bt_target *t, struct bt_stop *stop)
 {
 	int status, ret;
@@ -382,15 +411,10 @@ int bt_target_ns_poll(struct bt_target *t, struct bt_stop *stop)
 	if (queue_pop(t, stop))
 		return 1;
 	while (t->traced && !t->gone) {
-		who = waitpid(-1, &status, __WALL | WNOHANG);
-		if (who == 0)
-			return 0;
-		if (who < 0 && errno == EINTR)
-			continue;
-		if (who < 0 && errno == ECHILD && !bt_target_alive(t))
+		if (!bt_target_alive(t))
 			return bt_report_gone(t, 0, stop);
-		if (who < 0)
-			return bt_fail(bte_io, errno, "waitpid(-1)");
+		if (!poll_own(t, &who, &status))
+			return 0;
 		ret = ns_event(t, who, status, stop, 0);
 		if (ret < 0 || ret == BT_OUT_REPORT)
 			return ret < 0 ? ret : 1;

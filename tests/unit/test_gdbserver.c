@@ -860,8 +860,6 @@ static void server_extended(void **state)
 	assert_string_equal(sp.prog, "prog arg");
 	assert_string_equal(ask(s, "qAttached:64"), "0");
 	assert_string_equal(ask(s, "qAttached:65"), "E01");
-	assert_string_equal(ask(s, "vRun;70726f67"),
-			    "E.already debugging process 100");
 	assert_string_equal(ask(s, "vKill;65"), "E03");
 	assert_string_equal(ask(s, "vKill;64"), "OK");
 	assert_int_equal(sp.released, 1);
@@ -887,6 +885,27 @@ static void server_extended(void **state)
 }
 
 /* Without "!" the session ends with its process, which it keeps. */
+/* Without multiprocess, one process at a time: a second run is refused. */
+static void server_one_process(void **state)
+{
+	struct spawns sp = { .f = { .pc = 0x1004 } };
+	const struct gs_spawner spawner = { sp_run, sp_attach, sp_release, &sp };
+	struct gs_server *s;
+
+	sp.f.ring = bt_ring_alloc(1024);
+	assert_int_equal(gs_server_alloc(&s, NULL, NULL, -1, -1, NULL), 0);
+	assert_int_equal(gs_server_extend(s, &spawner, NULL), 0);
+	ask(s, "qSupported");
+	assert_string_equal(ask(s, "!"), "OK");
+	assert_int_equal(strncmp(ask(s, "vRun;70726f67"), "T05thread:64;", 13), 0);
+	assert_string_equal(ask(s, "vRun;70726f67"),
+			    "E.already debugging process 100");
+	assert_int_equal(sp.runs, 1);
+	gs_server_free(s);
+	assert_int_equal(sp.released, 1);
+	bt_ring_free(sp.f.ring);
+}
+
 static void server_not_extended(void **state)
 {
 	struct spawns sp = { .f = { .pc = 0x1004 } };
@@ -931,6 +950,7 @@ int main(void)
 		cmocka_unit_test(server_reconnect),
 		cmocka_unit_test(server_nonstop),
 		cmocka_unit_test(server_extended),
+		cmocka_unit_test(server_one_process),
 		cmocka_unit_test(server_not_extended),
 	};
 
