@@ -80,4 +80,38 @@ expect "$work/kill" '^  1 +<null> ' "inferior 1 not killed"
 expect "$work/kill" '^  2 +<null> ' "inferior 2 not killed"
 no_leftovers "$LEAF"
 no_leftovers "$REC"
+
+# Non-stop: gdbsrv_threads in inferior 1 (alpha's thread at its mark, the
+# others running), recursion in inferior 2.
+THR=$TARGETS/gdbsrv_threads
+timeout 300 gdb -nx -batch -ex "set sysroot /" -ex "set remotetimeout 60" \
+	-ex "set non-stop on" -ex "target extended-remote | $BTRACE gdbserver --multi -" \
+	-ex "set remote exec-file $THR" -ex "file $THR" \
+	-ex "break spawned" -ex run -ex "record btrace" -ex "break alpha_mark" \
+	-ex "set var go_a = 1" -ex continue \
+	-ex add-inferior -ex "inferior 2" -ex "file $REC" \
+	-ex "set remote exec-file $REC" -ex "break recursion.c:$REC_MAIN" -ex run \
+	-ex "record btrace" -ex "break recursion.c:$REC_STORE" -ex continue \
+	-ex 'echo @@NT\n' -ex "info threads" \
+	-ex 'echo @@NH2\n' -ex "record function-call-history 1,50" \
+	-ex 'echo @@NH1\n' -ex "thread 1.2" -ex "record function-call-history -" \
+	-ex 'echo @@NKILL\n' -ex "kill inferiors 1 2" -ex "info inferiors" \
+	-ex 'echo @@@\n' >"$work/ns.out" 2>&1 </dev/null
+gdb_clean "$work/ns.out"
+section "$work/ns.out" NT >"$work/nt"
+expect "$work/nt" '^  1\.1 .*\(running\)$' "non-stop: inferior 1's main not running"
+expect "$work/nt" '^  1\.2 .* alpha_mark \(s=9\)' "non-stop: alpha's thread not at alpha_mark"
+expect "$work/nt" '^  1\.3 .*\(running\)$' "non-stop: beta's thread not running"
+expect "$work/nt" '^\* 2\.1 .* descend \(depth=0\)' "non-stop: inferior 2 not at its breakpoint"
+want="main descend descend descend descend descend descend "
+got=$(funcs "$work/ns.out" NH2)
+[ "$got" = "$want" ] || { cat "$work/ns.out"; fail "non-stop: inferior 2's history is '$got'"; }
+want="alpha alpha_work alpha_leaf alpha_work alpha_leaf alpha_work alpha_leaf alpha_work alpha alpha_mark "
+got=$(funcs "$work/ns.out" NH1 | tr ' ' '\n' | tail -n 10 | tr '\n' ' ')
+[ "$got" = "$want" ] || { cat "$work/ns.out"; fail "non-stop: inferior 1's alpha history ends '$got'"; }
+section "$work/ns.out" NKILL >"$work/nkill"
+expect "$work/nkill" '^[* ] 1 +<null> ' "non-stop: inferior 1 not killed"
+expect "$work/nkill" '^[* ] 2 +<null> ' "non-stop: inferior 2 not killed"
+no_leftovers "$THR"
+no_leftovers "$REC"
 echo "ok"
