@@ -51,11 +51,11 @@ static int set_attach(struct cmd_opts *o, const char *v)
 	return 0;
 }
 
-/* A followed child would be a second process; GDB sees one. */
+/* A followed child would be a process GDB did not run or attach to. */
 static int refuse_follow_fork(struct cmd_opts *o, const char *v)
 {
 	return cmd_usage_error(o, "--follow-fork: GDB's remote protocol here "
-			       "serves one process");
+			       "serves no fork children");
 }
 
 static const struct cmd_option gdbserver_options[] = {

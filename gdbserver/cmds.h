@@ -42,13 +42,12 @@ void gs_cmd_break(struct gs_server *s, char *pkt);
 
 /*
  * Queries and settings (query.c): qSupported, QStartNoAckMode,
- * QPassSignals, QNonStop, the ones answered "OK", and qRcmd (monitor).
+ * QPassSignals, the ones answered "OK", and qRcmd (monitor).
  */
 void gs_cmd_supported(struct gs_server *s, char *pkt);
 void gs_cmd_noack(struct gs_server *s, char *pkt);
 void gs_cmd_pass_signals(struct gs_server *s, char *pkt);
 void gs_cmd_ok(struct gs_server *s, char *pkt);
-void gs_cmd_nonstop(struct gs_server *s, char *pkt);
 void gs_cmd_rcmd(struct gs_server *s, char *pkt);
 
 /* qXfer:object:read (xfer.c), its documents made by xfer.c and btrace.c. */
@@ -75,6 +74,23 @@ void gs_cmd_run(struct gs_server *s, char *pkt);
 void gs_cmd_attach(struct gs_server *s, char *pkt);
 void gs_cmd_restart(struct gs_server *s, char *pkt);
 void gs_extended_release(struct gs_server *s);
+
+/*
+ * Non-stop (nonstop.c): QNonStop, vStopped, vCtrlC; run.c's vCont and ?
+ * in non-stop; the serve loop's wait between packets (stops sent as
+ * %Stop notifications; < 0 if the connection failed), the end of a
+ * connection, the queue's release.
+ */
+void gs_cmd_nonstop(struct gs_server *s, char *pkt);
+void gs_cmd_vstopped(struct gs_server *s, char *pkt);
+void gs_cmd_ctrlc(struct gs_server *s, char *pkt);
+void gs_ns_resume(struct gs_server *s, const struct bt_resume *r, size_t n);
+void gs_ns_vcont(struct gs_server *s, const struct bt_resume *r,
+		 const pid_t *pids, size_t n);
+void gs_ns_status(struct gs_server *s);
+int gs_ns_wait(struct gs_server *s);
+void gs_ns_disconnected(struct gs_server *s);
+void gs_ns_release(struct gs_server *s);
 
 /* Host I/O (hostio.c): vFile:...; the files it opened. */
 void gs_cmd_hostio(struct gs_server *s, char *pkt);

@@ -3,9 +3,10 @@
  * Extended-remote (GDB's "target extended-remote"): after "!" the session
  * outlives its process, and GDB's run (vRun), attach (vAttach) and the
  * old restart (R) make the next one through the gs_spawner that
- * cmd/gdbserver.c gave (gdbserver.h).  One process at a time: a second
- * run or attach while one is served is refused, as gdbserver refuses it
- * without multiprocess.
+ * cmd/gdbserver.c gave (gdbserver.h).  With multiprocess (GDB's
+ * inferiors) a second run or attach sets the process served aside
+ * (procs.c); without it, it is refused, as gdbserver refuses it without
+ * multiprocess.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -60,7 +61,7 @@ int gs_server_extend(struct gs_server *s, const struct gs_spawner *sp,
 
 void gs_extended_release(struct gs_server *s)
 {
-	gs_proc_drop(s);
+	gs_procs_release(s);
 	free_argv(s->prog);
 	s->prog = NULL;
 }
@@ -99,6 +100,13 @@ static int can_start(struct gs_server *s)
 	}
 	if (s->ops == &gs_no_proc_ops)
 		return 1;
+	/* with multiprocess, GDB's next inferior: this one waits */
+	if (!s->gone && s->multiprocess) {
+		if (gs_proc_park(s) == 0)
+			return 1;
+		gs_buf_adds(&s->reply, "E0c");	/* ENOMEM */
+		return 0;
+	}
 	if (!s->gone) {
 		snprintf(why, sizeof(why), "already debugging process %d",
 			 (int)gs_proc_pid(s));
@@ -115,10 +123,13 @@ static void started(struct gs_server *s, int ret, const struct gs_proc *p,
 {
 	if (ret < 0) {
 		reply_why(s, why[0] ? why : bt_errstr(ret));
+		gs_proc_next(s);	/* the one set aside, if any */
 		return;
 	}
 	gs_proc_set(s, p);
 	gs_put_stop(s);
+	/* GDB takes the new process's thread as the general one, non-stop too */
+	s->gthread = s->last.tid;
 }
 
 /*
@@ -207,7 +218,7 @@ void gs_cmd_attach(struct gs_server *s, char *pkt)
 
 /*
  * R: the last program again, from its start; no reply (GDB waits for
- * none, and asks "?" next).  A process served is killed first.
+ * none, and asks "?" next).  The processes served are killed first.
  */
 void gs_cmd_restart(struct gs_server *s, char *pkt)
 {
@@ -217,10 +228,12 @@ void gs_cmd_restart(struct gs_server *s, char *pkt)
 	if (!s->spawner || !s->extended)
 		return;		/* not supported: the empty reply */
 	s->replying = 0;
-	if (s->ops != &gs_no_proc_ops && !s->gone && s->ops->kill)
-		s->ops->kill(s->ctx);
-	s->gone = 1;
-	gs_proc_drop(s);
+	do {
+		if (s->ops != &gs_no_proc_ops && !s->gone && s->ops->kill)
+			s->ops->kill(s->ctx);
+		s->gone = 1;
+		gs_proc_drop(s);	/* the next one waiting is served */
+	} while (s->ops != &gs_no_proc_ops);
 	if (!s->prog)
 		return;
 	if (s->spawner->run(s->spawner->arg, s->prog, &p, why, sizeof(why)) >= 0)

@@ -96,6 +96,19 @@ struct gs_target_ops {
 	int (*libraries)(void *ctx, struct gs_buf *out);
 	/* monitor save FILE: a btrace trace file of the stop @stop. */
 	int (*save)(void *ctx, const struct bt_stop *stop, const char *path);
+
+	/*
+	 * ---- non-stop (NULL: all-stop only) ----
+	 * As bt_target_ns_resume(), bt_target_ns_stop(), bt_target_ns_poll()
+	 * (never blocks), bt_target_ns_pause() and bt_target_ns_unpause(),
+	 * and bt_target_thread_state().
+	 */
+	int (*ns_resume)(void *ctx, const struct bt_resume *r, size_t n);
+	int (*ns_stop)(void *ctx, pid_t tid);
+	int (*ns_poll)(void *ctx, struct bt_stop *stop);
+	int (*ns_pause)(void *ctx);
+	int (*ns_unpause)(void *ctx);
+	int (*thread_state)(void *ctx, pid_t tid);
 };
 
 /* How a session ended (gs_serve()). */

@@ -80,7 +80,8 @@ static size_t live_threads(void *ctx, pid_t *tids, size_t max)
 	if (n > max)
 		return n;	/* the caller asks again with room */
 	for (i = 0; i < n; i++)
-		if (bt_target_pc(t, tids[i], &pc) == 0)
+		if (bt_target_thread_state(t, tids[i]) == BT_THREAD_RUNNING ||
+		    bt_target_pc(t, tids[i], &pc) == 0)
 			tids[k++] = tids[i];
 	return k;
 }
@@ -158,10 +159,20 @@ static ssize_t live_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return bt_target_read(((struct gs_live *)ctx)->t, addr, buf, len);
 }
 
+/*
+ * Code and data change only while no thread runs (non-stop: the running
+ * ones are paused around it, as gdbserver does).
+ */
 static ssize_t live_write(void *ctx, uint64_t addr, const void *buf,
 			  size_t len)
 {
-	return bt_target_write(((struct gs_live *)ctx)->t, addr, buf, len);
+	struct bt_target *t = ((struct gs_live *)ctx)->t;
+	ssize_t n = bt_target_ns_pause(t);
+
+	if (n == 0)
+		n = bt_target_write(t, addr, buf, len);
+	bt_target_ns_unpause(t);
+	return n;
 }
 
 static int live_break_insert(void *ctx, uint64_t addr)
@@ -178,7 +189,10 @@ static int live_break_insert(void *ctx, uint64_t addr)
 	if (!grown)
 		return -bte_nomem;
 	l->breaks = grown;
-	number = bt_target_break_insert(l->t, addr);
+	number = bt_target_ns_pause(l->t);
+	if (number == 0)
+		number = bt_target_break_insert(l->t, addr);
+	bt_target_ns_unpause(l->t);
 	if (number < 0)
 		return number;
 	l->breaks[l->nbreaks].addr = addr;
@@ -191,14 +205,18 @@ static int live_break_remove(void *ctx, uint64_t addr)
 {
 	struct gs_live *l = ctx;
 	size_t i;
-	int number;
+	int number, ret;
 
 	for (i = 0; i < l->nbreaks; i++) {
 		if (l->breaks[i].addr != addr)
 			continue;
 		number = l->breaks[i].number;
 		l->breaks[i] = l->breaks[--l->nbreaks];
-		return bt_target_break_remove(l->t, number);
+		ret = bt_target_ns_pause(l->t);
+		if (ret == 0)
+			ret = bt_target_break_remove(l->t, number);
+		bt_target_ns_unpause(l->t);
+		return ret;
 	}
 	return -bte_noent;
 }
@@ -326,6 +344,36 @@ static int live_save(void *ctx, const struct bt_stop *stop, const char *path)
 	return bt_trace_save(((struct gs_live *)ctx)->t, stop, path);
 }
 
+static int live_ns_resume(void *ctx, const struct bt_resume *r, size_t n)
+{
+	return bt_target_ns_resume(((struct gs_live *)ctx)->t, r, n);
+}
+
+static int live_ns_stop(void *ctx, pid_t tid)
+{
+	return bt_target_ns_stop(((struct gs_live *)ctx)->t, tid);
+}
+
+static int live_ns_poll(void *ctx, struct bt_stop *stop)
+{
+	return bt_target_ns_poll(((struct gs_live *)ctx)->t, stop);
+}
+
+static int live_ns_pause(void *ctx)
+{
+	return bt_target_ns_pause(((struct gs_live *)ctx)->t);
+}
+
+static int live_ns_unpause(void *ctx)
+{
+	return bt_target_ns_unpause(((struct gs_live *)ctx)->t);
+}
+
+static int live_thread_state(void *ctx, pid_t tid)
+{
+	return bt_target_thread_state(((struct gs_live *)ctx)->t, tid);
+}
+
 const struct gs_target_ops gs_live_ops = {
 	.pid = live_pid,
 	.launched = live_launched,
@@ -350,4 +398,10 @@ const struct gs_target_ops gs_live_ops = {
 	.trace_read = live_trace_read,
 	.trace_size = live_trace_size,
 	.save = live_save,
+	.ns_resume = live_ns_resume,
+	.ns_stop = live_ns_stop,
+	.ns_poll = live_ns_poll,
+	.ns_pause = live_ns_pause,
+	.ns_unpause = live_ns_unpause,
+	.thread_state = live_thread_state,
 };

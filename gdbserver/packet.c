@@ -472,3 +472,24 @@ int gs_conn_send(struct gs_conn *c, const char *payload, size_t len)
 		return bt_fail(bte_io, 0, "gdb refused a reply 8 times");
 	return ret < 0 ? ret : 0;
 }
+
+/* A notification: %payload#xx, never acknowledged. */
+int gs_conn_notify(struct gs_conn *c, const char *payload, size_t len)
+{
+	uint8_t sum = 0;
+	char tail[3];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < len; i++)
+		sum += (uint8_t)payload[i];
+	tail[0] = '#';
+	tail[1] = hexdig[sum >> 4];
+	tail[2] = hexdig[sum & 15];
+	ret = conn_write(c, "%", 1);
+	if (ret == 0)
+		ret = conn_write(c, payload, len);
+	if (ret == 0)
+		ret = conn_write(c, tail, 3);
+	return ret;
+}

@@ -99,6 +99,12 @@ int gs_conn_pending(const struct gs_conn *c);
  */
 int gs_conn_send(struct gs_conn *c, const char *payload, size_t len);
 
+/*
+ * Send @len bytes of payload as a notification (%payload#xx): no ack is
+ * waited for.  Returns 0 or -bte_io.
+ */
+int gs_conn_notify(struct gs_conn *c, const char *payload, size_t len);
+
 /* Undo the binary escape in place; returns the new length. */
 size_t gs_unescape(uint8_t *data, size_t len);
 

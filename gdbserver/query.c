@@ -40,7 +40,7 @@ void gs_cmd_supported(struct gs_server *s, char *pkt)
 		    "QProgramSignals+;qXfer:features:read+;"
 		    "qXfer:threads:read+;qXfer:auxv:read+;qXfer:siginfo:read+;"
 		    "qXfer:exec-file:read+;qXfer:libraries-svr4:read+;"
-		    "vContSupported+;QThreadEvents+",
+		    "vContSupported+;QThreadEvents+;QNonStop+",
 		    GS_PACKET_MAX);
 	if (s->multiprocess)
 		gs_buf_adds(&s->reply, ";multiprocess+");
@@ -85,14 +85,6 @@ void gs_cmd_pass_signals(struct gs_server *s, char *pkt)
 void gs_cmd_ok(struct gs_server *s, char *pkt)
 {
 	gs_reply_ok(s);
-}
-
-void gs_cmd_nonstop(struct gs_server *s, char *pkt)
-{
-	if (!strcmp(pkt, "QNonStop:0"))
-		gs_reply_ok(s);
-	else
-		gs_reply_err(s, EINVAL);
 }
 
 /* ---- monitor commands (qRcmd) ---- */

@@ -18,11 +18,15 @@
  * The process ended (exit, or killed by its signal): let it go and
  * answer W or X.
  */
-static void process_end(struct gs_server *s)
+void gs_process_end(struct gs_server *s)
 {
-	int ws = 0;
+	int ws = 0, ret = -1;
 
-	if (s->ops->finish && s->ops->finish(s->ctx, &ws) == 0)
+	gs_procs_pause(s, 1);
+	if (s->ops->finish)
+		ret = s->ops->finish(s->ctx, &ws);
+	gs_procs_pause(s, 0);
+	if (ret == 0)
 		s->wstatus = ws;
 	else if (s->last.reason == BT_STOP_KILLED)
 		s->wstatus = s->last.signal & 0x7f;
@@ -72,6 +76,10 @@ static void run(struct gs_server *s, const struct bt_resume *r, size_t n)
 	struct bt_stop stop;
 	int ret;
 
+	if (s->nonstop) {
+		gs_ns_resume(s, r, n);
+		return;
+	}
 	if (!gs_alive(s)) {
 		gs_reply_err(s, ESRCH);
 		return;
@@ -92,7 +100,7 @@ static void run(struct gs_server *s, const struct bt_resume *r, size_t n)
 	}
 	s->last = stop;
 	if (stop.reason == BT_STOP_EXIT || stop.reason == BT_STOP_KILLED)
-		process_end(s);
+		gs_process_end(s);
 	gs_put_stop(s);
 	if (s->gone)
 		gs_proc_drop(s);	/* extended: the next run may come */
@@ -112,13 +120,18 @@ void gs_server_input(struct gs_server *s)
 	errno = saved;
 }
 
-/* One vCont action: "c", "C<sig>", "s", "S<sig>", "t" at *@p. */
-static int parse_action(const char **p, struct bt_resume *a)
+/*
+ * One vCont action: "c", "C<sig>", "s", "S<sig>", "t" at *@p; *@pid is
+ * the process its thread id names (0 if none).
+ */
+static int parse_action(const char **p, struct bt_resume *a, pid_t *pid)
 {
+
 	uint64_t sig = 0;
 	char c = *(*p)++;
 
 	memset(a, 0, sizeof(*a));
+	*pid = 0;
 	switch (c) {
 	case 'c':
 		a->action = BT_RESUME_CONT;
@@ -143,7 +156,7 @@ static int parse_action(const char **p, struct bt_resume *a)
 	}
 	if (**p == ':') {
 		(*p)++;
-		if (gs_parse_tid(p, &a->tid) < 0)
+		if (gs_parse_ptid(p, pid, &a->tid) < 0)
 			return -1;
 		if (a->tid == -1)
 			a->tid = 0;
@@ -155,11 +168,12 @@ void gs_cmd_vcont(struct gs_server *s, char *pkt)
 {
 	struct bt_resume acts[64];
 	const char *p = pkt + 5;
-	size_t n = 0;
+	pid_t pids[64], pid = 0;
+	size_t n = 0, i;
 
 	while (*p == ';' && n < 64) {
 		p++;
-		if (parse_action(&p, &acts[n]) < 0) {
+		if (parse_action(&p, &acts[n], &pids[n]) < 0) {
 			gs_reply_err(s, EINVAL);
 			return;
 		}
@@ -167,6 +181,23 @@ void gs_cmd_vcont(struct gs_server *s, char *pkt)
 	}
 	if (*p || !n) {
 		gs_reply_err(s, EINVAL);
+		return;
+	}
+	if (s->nonstop) {
+		gs_ns_vcont(s, acts, pids, n);
+		return;
+	}
+	/* all-stop: one process runs at a time, the one named */
+	for (i = 0; i < n; i++) {
+		if (pids[i] && pid && pids[i] != pid) {
+			gs_reply_err(s, EINVAL);
+			return;
+		}
+		pid = pids[i] ? pids[i] : pid;
+	}
+	/* the process named runs, and is the one served from now on */
+	if (gs_proc_switch(s, pid) < 0) {
+		gs_reply_err(s, ESRCH);
 		return;
 	}
 	run(s, acts, n);
@@ -213,7 +244,10 @@ void gs_cmd_step(struct gs_server *s, char *pkt)
 
 void gs_cmd_stop_reason(struct gs_server *s, char *pkt)
 {
-	gs_put_stop(s);
+	if (s->nonstop)
+		gs_ns_status(s);
+	else
+		gs_put_stop(s);
 }
 
 
@@ -224,9 +258,25 @@ void gs_cmd_stop_reason(struct gs_server *s, char *pkt)
  * Extended-remote goes on without the process (SIGKILL is its end, as
  * gdbserver reports it); otherwise the session is over.
  */
+/* The process ";<pid>" at @p names (none: the one served) is served. */
+static int proc_named(struct gs_server *s, const char *p)
+{
+	uint64_t pid;
+
+	if (!*p)
+		return 0;
+	p += *p == ';';
+	if (!gs_parse_hex(&p, &pid) || *p || pid > 0x7fffffff)
+		return -1;
+	return gs_proc_switch(s, (pid_t)pid);
+}
+
 void gs_cmd_kill(struct gs_server *s, char *pkt)
 {
-	if (s->extended && *pkt == 'v' && (!gs_alive(s) || gs_other_pid(s, pkt + 5))) {
+	pid_t served = gs_proc_pid(s);
+
+	if (*pkt == 'v' && s->extended &&
+	    (proc_named(s, pkt + 5) < 0 || !gs_alive(s) || gs_other_pid(s, pkt + 5))) {
 		gs_reply_err(s, ESRCH);
 		return;
 	}
@@ -239,19 +289,28 @@ void gs_cmd_kill(struct gs_server *s, char *pkt)
 		s->replying = 0;	/* gdb waits for no answer to k */
 	else
 		gs_reply_ok(s);
-	if (s->extended)
+	if (s->extended) {
 		gs_proc_drop(s);
-	else
+		gs_proc_switch(s, served);
+	} else {
 		s->ended = GS_END_KILLED;
+	}
 }
 
 void gs_cmd_detach(struct gs_server *s, char *pkt)
 {
-	if (gs_other_pid(s, pkt + 1)) {
+	pid_t served = gs_proc_pid(s);
+	int ret;
+
+	if ((s->extended && proc_named(s, pkt + 1) < 0) ||
+	    gs_other_pid(s, pkt + 1)) {
 		gs_reply_err(s, ESRCH);
 		return;
 	}
-	if (gs_alive(s) && s->ops->detach && s->ops->detach(s->ctx) < 0) {
+	gs_procs_pause(s, 1);
+	ret = gs_alive(s) && s->ops->detach ? s->ops->detach(s->ctx) : 0;
+	gs_procs_pause(s, 0);
+	if (ret < 0) {
 		gs_reply_err(s, EIO);
 		return;
 	}
@@ -264,5 +323,6 @@ void gs_cmd_detach(struct gs_server *s, char *pkt)
 		s->wstatus = 0;	/* gdbserver's "W00" after a detach */
 	s->gone = 1;
 	gs_proc_drop(s);
+	gs_proc_switch(s, served);
 }
 

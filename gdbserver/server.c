@@ -39,7 +39,9 @@ static const struct gs_cmd commands[] = {
 	{ "QPassSignals:", gs_cmd_pass_signals, PREFIX, "signals not reported" },
 	{ "QProgramSignals:", gs_cmd_ok, PREFIX, "all signals go to the program" },
 	{ "QThreadEvents:", gs_cmd_ok, PREFIX, "no thread events" },
-	{ "QNonStop:", gs_cmd_nonstop, PREFIX, "all-stop only" },
+	{ "QNonStop:", gs_cmd_nonstop, PREFIX, "non-stop on, off" },
+	{ "vStopped", gs_cmd_vstopped, EXACT, "non-stop: the next stop" },
+	{ "vCtrlC", gs_cmd_ctrlc, EXACT, "non-stop: stop every thread" },
 	{ "Qbtrace:", gs_cmd_btrace, PREFIX, "branch trace on, off" },
 	{ "Qbtrace-conf:", gs_cmd_btrace, PREFIX, "branch trace buffer size" },
 	{ "vCont?", gs_cmd_vcont_query, EXACT, "vCont actions" },
@@ -134,6 +136,7 @@ void gs_server_free(struct gs_server *s)
 	gs_extended_release(s);
 	gs_conn_release(&s->conn);
 	gs_hostio_release(s);
+	gs_ns_release(s);
 	gs_buf_release(&s->reply);
 	gs_buf_release(&s->console);
 	gs_buf_release(&s->xfer);
@@ -171,6 +174,7 @@ void gs_server_reconnect(struct gs_server *s, int in, int out)
  */
 static int disconnected(struct gs_server *s)
 {
+	gs_ns_disconnected(s);
 	if (s->keep && !s->quit && (gs_alive(s) || s->extended))
 		return GS_END_AWAIT;
 	if (!gs_alive(s) || !s->ops->resume)
@@ -204,7 +208,8 @@ int gs_serve(struct gs_server *s)
 	int ev, ret;
 
 	for (;;) {
-		ev = gs_conn_recv(&s->conn);
+		ret = gs_ns_wait(s);
+		ev = ret < 0 ? ret : gs_conn_recv(&s->conn);
 		if (ev <= 0) {
 			/* a connection reset is GDB gone too */
 			ret = disconnected(s);

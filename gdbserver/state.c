@@ -57,10 +57,11 @@ void gs_put_tid(struct gs_server *s, struct gs_buf *b, pid_t tid)
  * "p<pid>" and "p<pid>.-1" are the whole process (-1).  Returns 0 with
  * *@tid set, -1 if malformed.
  */
-int gs_parse_tid(const char **p, pid_t *tid)
+int gs_parse_ptid(const char **p, pid_t *pid, pid_t *tid)
 {
 	uint64_t v;
 
+	*pid = 0;
 	if (**p == 'p') {
 		(*p)++;
 		if (**p == '-' && (*p)[1] == '1') {
@@ -68,8 +69,9 @@ int gs_parse_tid(const char **p, pid_t *tid)
 			*tid = -1;
 			return 0;
 		}
-		if (!gs_parse_hex(p, &v))
+		if (!gs_parse_hex(p, &v) || v > 0x7fffffff)
 			return -1;
+		*pid = (pid_t)v;
 		if (**p != '.') {
 			*tid = -1;
 			return 0;
@@ -85,6 +87,13 @@ int gs_parse_tid(const char **p, pid_t *tid)
 		return -1;
 	*tid = (pid_t)v;
 	return 0;
+}
+
+int gs_parse_tid(const char **p, pid_t *tid)
+{
+	pid_t pid;
+
+	return gs_parse_ptid(p, &pid, tid);
 }
 
 size_t gs_thread_list(struct gs_server *s, pid_t *tids, size_t max)
@@ -124,7 +133,7 @@ pid_t gs_current(struct gs_server *s)
 /* ---- stop replies ---- */
 
 /* rbp, rsp and rip with the stop, so that GDB needs no 'g' to unwind. */
-static void put_expedited(struct gs_server *s, pid_t tid)
+static void put_expedited(struct gs_server *s, struct gs_buf *b, pid_t tid)
 {
 	static const int regs[] = { 6, 7, 16 };
 	struct gs_regs r;
@@ -136,57 +145,66 @@ static void put_expedited(struct gs_server *s, pid_t tid)
 		return;
 	for (i = 0; i < 3; i++) {
 		n = gs_reg_get(&r, regs[i], v);
-		gs_buf_addf(&s->reply, "%02x:", regs[i]);
-		gs_buf_hex(&s->reply, v, n);
-		gs_buf_adds(&s->reply, ";");
+		gs_buf_addf(b, "%02x:", regs[i]);
+		gs_buf_hex(b, v, n);
+		gs_buf_adds(b, ";");
 	}
 }
 
-static void put_exit(struct gs_server *s)
+void gs_put_exit(struct gs_server *s, struct gs_buf *b)
 {
 	if (WIFSIGNALED(s->wstatus))
-		gs_buf_addf(&s->reply, "X%02x",
-			    gs_signal_to_gdb(WTERMSIG(s->wstatus)));
+		gs_buf_addf(b, "X%02x", gs_signal_to_gdb(WTERMSIG(s->wstatus)));
 	else
-		gs_buf_addf(&s->reply, "W%02x", WEXITSTATUS(s->wstatus) & 0xff);
+		gs_buf_addf(b, "W%02x", WEXITSTATUS(s->wstatus) & 0xff);
 	if (s->multiprocess && gs_proc_pid(s) > 0)
-		gs_buf_addf(&s->reply, ";process:%x", (unsigned)gs_proc_pid(s));
+		gs_buf_addf(b, ";process:%x", (unsigned)gs_proc_pid(s));
+}
+
+/*
+ * The signal GDB is told of: a stop asked for by non-stop's vCont;t is
+ * signal 0, an all-stop interrupt SIGINT.
+ */
+static int stop_signal(const struct gs_server *s, const struct bt_stop *st)
+{
+	switch (st->reason) {
+	case BT_STOP_SIGNAL:
+		return st->signal;
+	case BT_STOP_INTERRUPT:
+		return st->signal || s->nonstop ? st->signal : SIGINT;
+	case BT_STOP_NONE:
+		return 0;
+	default:
+		return SIGTRAP;
+	}
+}
+
+void gs_put_stop_of(struct gs_server *s, struct gs_buf *b,
+		    const struct bt_stop *st)
+{
+	pid_t tid = st->tid > 0 ? st->tid : gs_current(s);
+
+	/*
+	 * The thread of a stop reply is the general thread from now on:
+	 * GDB assumes so (it sends no Hg for it), as gdbserver does it; not
+	 * in non-stop, where stops come behind GDB's back.
+	 */
+	if (!s->nonstop)
+		s->gthread = tid;
+	gs_buf_addf(b, "T%02xthread:", gs_signal_to_gdb(stop_signal(s, st)));
+	gs_put_tid(s, b, tid);
+	gs_buf_adds(b, ";");
+	if (st->reason == BT_STOP_BREAK && s->swbreak)
+		gs_buf_adds(b, "swbreak:;");
+	put_expedited(s, b, tid);
 }
 
 void gs_put_stop(struct gs_server *s)
 {
-	const struct bt_stop *st = &s->last;
-	pid_t tid = st->tid > 0 ? st->tid : gs_current(s);
-	int sig;
-
-	if (s->gone) {
-		put_exit(s);
-		return;
-	}
-	switch (st->reason) {
-	case BT_STOP_SIGNAL:
-		sig = st->signal;
-		break;
-	case BT_STOP_INTERRUPT:
-		sig = st->signal ? st->signal : SIGINT;
-		break;
-	case BT_STOP_NONE:
-		sig = 0;
-		break;
-	default:
-		sig = SIGTRAP;
-	}
-	/*
-	 * The thread of a stop reply is the general thread from now on:
-	 * GDB assumes so (it sends no Hg for it), as gdbserver does it.
-	 */
-	s->gthread = tid;
-	gs_buf_addf(&s->reply, "T%02xthread:", gs_signal_to_gdb(sig));
-	gs_put_tid(s, &s->reply, tid);
-	gs_buf_adds(&s->reply, ";");
-	if (st->reason == BT_STOP_BREAK && s->swbreak)
-		gs_buf_adds(&s->reply, "swbreak:;");
-	put_expedited(s, tid);
+	if (s->gone)
+		gs_put_exit(s, &s->reply);
+	else
+		gs_put_stop_of(s, &s->reply, &s->last);
 }
 
 /*
@@ -268,4 +286,6 @@ void gs_proc_drop(struct gs_server *s)
 	s->ops = &gs_no_proc_ops;
 	s->ctx = NULL;
 	s->spawner->release(s->spawner->arg, &p);
+	gs_bt_forget(s);
+	gs_proc_next(s);	/* another waits: it is served now */
 }

@@ -22,6 +22,17 @@ struct gs_bt_thread {
 	size_t keep;		/* the newest branches shown; 0: all */
 };
 
+/* A process waiting while another is served (procs.c). */
+struct gs_pstate {
+	const struct gs_target_ops *ops;
+	void *ctx;
+	struct bt_stop last;
+	int gone, wstatus, avx;
+	pid_t gthread, cthread;
+	struct gs_bt_thread *bt;
+	size_t nbt;
+};
+
 #define GS_HOSTIO_FDS 32
 
 /* The most threads a thread list holds. */
@@ -44,6 +55,8 @@ struct gs_server {
 	char **prog;		/* what a vRun naming none runs; R */
 	int extended;		/* gdb sent ! */
 	pid_t last_pid;		/* of the process dropped */
+	struct gs_pstate *procs;	/* the others (multiprocess), waiting */
+	size_t nprocs;
 
 	/* what gdb said it supports */
 	int multiprocess;
@@ -66,6 +79,13 @@ struct gs_server {
 	uint64_t bts_size;	/* Qbtrace-conf:bts:size, 0: the target's;
 				   for the threads enabled after it */
 
+	/* non-stop (nonstop.c) */
+	int nonstop;		/* QNonStop:1 */
+	struct gs_buf *nsq;	/* stop replies GDB has not taken (vStopped),
+				   oldest first; [0] is out while notif_out */
+	size_t nnsq, capnsq;
+	int notif_out;		/* a %Stop or ?'s reply is out: vStopped due */
+
 	int hostio_fd[GS_HOSTIO_FDS];	/* vFile:open's, -1: free */
 	struct gs_buf *hostio_virt[GS_HOSTIO_FDS];	/* made-up files */
 };
@@ -87,6 +107,32 @@ int gs_alive(const struct gs_server *s);
  */
 void gs_proc_set(struct gs_server *s, const struct gs_proc *p);
 void gs_proc_drop(struct gs_server *s);
+
+/*
+ * Several processes (procs.c).  gs_proc_switch() makes process @pid the
+ * one served (0 or the one served: nothing to do); -1 if there is none
+ * such.  gs_proc_park() sets the one served aside (for a second run or
+ * attach): none is served until gs_proc_set() or gs_proc_switch().
+ * gs_proc_next() serves a waiting one when none is (after a drop).
+ * gs_procs_each() calls @fn with each process served in turn, the one
+ * served as before afterwards.  gs_procs_release() hands every process
+ * to the spawner.
+ */
+int gs_proc_switch(struct gs_server *s, pid_t pid);
+int gs_proc_park(struct gs_server *s);
+void gs_proc_next(struct gs_server *s);
+size_t gs_proc_count(const struct gs_server *s);
+void gs_procs_each(struct gs_server *s,
+		   void (*fn)(struct gs_server *s, void *arg), void *arg);
+void gs_procs_release(struct gs_server *s);
+/* Non-stop: pause (1) or unpause (0) every process but the one served. */
+void gs_procs_pause(struct gs_server *s, int pause);
+
+/*
+ * A thread id with its process: "p<pid>.<tid>" sets *@pid (0 when none is
+ * named), otherwise as gs_parse_tid().
+ */
+int gs_parse_ptid(const char **p, pid_t *pid, pid_t *tid);
 
 /* A thread is gone, or the process: forget the branch trace state. */
 void gs_bt_forget(struct gs_server *s);
@@ -125,6 +171,13 @@ pid_t gs_current(struct gs_server *s);
 
 /* The stop (or the exit) reply of the process into s->reply. */
 void gs_put_stop(struct gs_server *s);
+/* The stop reply of @st, and the exit reply (W, X) of the process, to @b. */
+void gs_put_stop_of(struct gs_server *s, struct gs_buf *b,
+		    const struct bt_stop *st);
+void gs_put_exit(struct gs_server *s, struct gs_buf *b);
+
+/* The process ended (its exit or killed stop in s->last): let it go. */
+void gs_process_end(struct gs_server *s);
 
 /*
  * "addr,len" at *@p then @sep; the length bounded by what a packet

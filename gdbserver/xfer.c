@@ -36,20 +36,22 @@ static void put_xml(struct gs_buf *b, const char *s)
 	}
 }
 
-static int doc_threads(struct gs_server *s, struct gs_buf *out)
+/* The threads of the process served, as <thread/> lines into @arg. */
+static void doc_proc_threads(struct gs_server *s, void *arg)
 {
 	pid_t *tids = calloc(GS_MAX_THREADS, sizeof(*tids));
-	struct gs_buf name;
+	struct gs_buf name, *out = arg;
 	size_t i, n = 0;
 
-	if (!tids)
-		return -bte_nomem;
+	if (!tids) {
+		out->oom = 1;
+		return;
+	}
 	if (!s->gone && s->ops->threads)
 		n = s->ops->threads(s->ctx, tids, GS_MAX_THREADS);
 	if (n > GS_MAX_THREADS)
 		n = GS_MAX_THREADS;
 	gs_buf_init(&name);
-	gs_buf_adds(out, "<?xml version=\"1.0\"?>\n<threads>\n");
 	for (i = 0; i < n; i++) {
 		gs_buf_adds(out, "<thread id=\"");
 		gs_put_tid(s, out, tids[i]);
@@ -63,20 +65,38 @@ static int doc_threads(struct gs_server *s, struct gs_buf *out)
 		}
 		gs_buf_adds(out, "/>\n");
 	}
-	gs_buf_adds(out, "</threads>\n");
 	gs_buf_release(&name);
 	free(tids);
-	return 0;
 }
 
-static int doc_exec_file(struct gs_server *s, struct gs_buf *out)
+/* Every process's threads. */
+static int doc_threads(struct gs_server *s, struct gs_buf *out)
 {
-	if (!s->ops->exe || s->ops->exe(s->ctx, out) < 0) {
+	gs_buf_adds(out, "<?xml version=\"1.0\"?>\n<threads>\n");
+	gs_procs_each(s, doc_proc_threads, out);
+	gs_buf_adds(out, "</threads>\n");
+	return out->oom ? -bte_nomem : 0;
+}
+
+/* The annex names the process (hex), or none: the one served. */
+static int doc_exec_file(struct gs_server *s, const char *annex,
+			 struct gs_buf *out)
+{
+	pid_t served = gs_proc_pid(s);
+	uint64_t pid = 0;
+	int ret = 0;
+
+	if (*annex && (!gs_parse_hex(&annex, &pid) || *annex ||
+		       pid > 0x7fffffff || gs_proc_switch(s, (pid_t)pid) < 0))
+		ret = -bte_noent;
+	if (ret == 0 && (!s->ops->exe || s->ops->exe(s->ctx, out) < 0))
+		ret = -bte_noent;
+	gs_proc_switch(s, served);
+	if (ret < 0) {
 		gs_buf_reset(out);
 		gs_buf_adds(out, "E01");
-		return -bte_noent;
 	}
-	return 0;
+	return ret;
 }
 
 /* The current thread's (Hg) signal: no annex. */
@@ -238,7 +258,7 @@ int gs_xfer_doc(struct gs_server *s, const char *object, const char *annex,
 	if (!strcmp(object, "siginfo"))
 		return doc_siginfo(s, annex, out);
 	if (!strcmp(object, "exec-file"))
-		return doc_exec_file(s, out);
+		return doc_exec_file(s, annex, out);
 	if (!strcmp(object, "libraries-svr4")) {
 		if (s->ops->libraries && s->ops->libraries(s->ctx, out) == 0)
 			return 0;

@@ -75,6 +75,7 @@ void bt_target_release(struct bt_target *t)
 	bt_aspace_free(t->as);
 	free(t->threads);
 	free(t->breaks);
+	bt_ns_free(t->ns);
 	free(t);
 }
 
@@ -107,7 +108,8 @@ int bt_target_capture(struct bt_target *t, pid_t tid, struct bt_capture *cap)
 	th = bt_thread_find_any(t, tid);
 	if (!th)
 		return bt_fail(bte_noent, 0, "no thread %d", tid);
-	if (t->ops->capture)
+	/* one running (non-stop) has its ring as of its last stop */
+	if (t->ops->capture && (th->state != BT_TH_RUNNING || !t->ops->sync))
 		return t->ops->capture(t, th, cap);
 	bt_ring_view_init(&view, th->ring);
 	return bt_thread_ring_capture(th, &view, cap);

@@ -152,7 +152,8 @@ int bt_target_capture_since(struct bt_target *t, pid_t tid, uint64_t *pos,
 	if (t->ops->capture && !t->ops->sync)
 		return bt_fail(bte_nosys, 0, "the %s backend's trace has no positions",
 			       t->ops->name);
-	if (t->ops->sync)
+	/* one running (non-stop) has its ring as of its last stop */
+	if (t->ops->sync && th->state != BT_TH_RUNNING)
 		t->ops->sync(t, th);
 	bt_ring_view_init(&view, th->ring);
 	if (!cap) {

@@ -17,6 +17,7 @@
 #include "btrace/target.h"
 
 struct bt_aspace;
+struct bt_ns;
 
 enum bt_thread_state {
 	BT_TH_STOPPED = 0,	/* in a ptrace-stop that the tracer has seen */
@@ -109,6 +110,7 @@ struct bt_target {
 	volatile sig_atomic_t interrupt;
 	uint64_t stop_sigs;	/* bt_target_stop_signals() */
 	int planned;		/* bt_target_resume() runs: signals as told */
+	struct bt_ns *ns;	/* non-stop's queue and pauses (nonstop.c) */
 };
 
 /*

@@ -15,6 +15,7 @@
  *	letgo.c		detach, hand-over, finish, kill
  *	target.c	creating and freeing a target, queries
  *	target_debug.c	register sets, memory writes, captures from a position
+ *	nonstop.c	threads stopped and resumed one at a time (non-stop)
  */
 
 #include <signal.h>
@@ -137,6 +138,10 @@ int bt_breaks_remove_all(struct bt_target *t);
 /* letgo.c */
 
 int bt_target_finish_reap(struct bt_target *t, int *wstatus);
+
+/* nonstop.c */
+
+void bt_ns_free(struct bt_ns *ns);
 
 /* target.c */
 

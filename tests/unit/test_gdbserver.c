@@ -236,6 +236,7 @@ struct fake {
 	int resumed;
 	struct bt_resume last[4];
 	size_t nlast;
+	int ns_pending;		/* non-stop: TID2's stop poll() gives, 0: none */
 };
 
 static pid_t f_pid(void *ctx) { return TID; }
@@ -358,6 +359,53 @@ static const struct gs_target_ops fake_ops = {
 	.write = f_write, .resume = f_resume, .trace_formats = f_formats,
 	.trace_read = f_trace_read, .trace_size = f_size,
 	.siginfo = f_siginfo,
+};
+
+/* Non-stop: TID is stopped, TID2 runs; resuming TID2 makes it hit a
+ * breakpoint, stopping it makes it stop (signal 0). */
+static int f_ns_resume(void *ctx, const struct bt_resume *r, size_t n)
+{
+	struct fake *f = ctx;
+
+	f->resumed++;
+	f->nlast = n < 4 ? n : 4;
+	memcpy(f->last, r, f->nlast * sizeof(*r));
+	f->ns_pending = n && r[0].action == BT_RESUME_STOP ? BT_STOP_INTERRUPT :
+							     BT_STOP_BREAK;
+	return 0;
+}
+
+static int f_ns_stop(void *ctx, pid_t tid)
+{
+	((struct fake *)ctx)->ns_pending = BT_STOP_INTERRUPT;
+	return 0;
+}
+
+static int f_ns_poll(void *ctx, struct bt_stop *stop)
+{
+	struct fake *f = ctx;
+
+	memset(stop, 0, sizeof(*stop));
+	if (!f->ns_pending)
+		return 0;
+	stop->reason = f->ns_pending;
+	stop->tid = TID2;
+	f->ns_pending = 0;
+	return 1;
+}
+
+static int f_thread_state(void *ctx, pid_t tid)
+{
+	return tid == TID ? BT_THREAD_STOPPED : BT_THREAD_RUNNING;
+}
+
+static const struct gs_target_ops fake_ns_ops = {
+	.pid = f_pid, .launched = f_launched, .threads = f_threads,
+	.get_regs = f_get_regs, .set_regs = f_set_regs, .read = f_read,
+	.write = f_write, .resume = f_resume, .trace_formats = f_formats,
+	.trace_read = f_trace_read, .trace_size = f_size,
+	.ns_resume = f_ns_resume, .ns_stop = f_ns_stop, .ns_poll = f_ns_poll,
+	.thread_state = f_thread_state,
 };
 
 static void branch(struct fake *f, uint64_t from, uint64_t to, int kind)
@@ -659,6 +707,86 @@ static void server_reconnect(void **state)
 	bt_ring_free(f.ring);
 }
 
+/* "$payload#xx" appended to @out. */
+static void put_frame(char *out, const char *payload)
+{
+	unsigned sum = 0;
+	size_t i;
+
+	for (i = 0; payload[i]; i++)
+		sum += (uint8_t)payload[i];
+	sprintf(out + strlen(out), "$%s#%02x", payload, sum & 0xff);
+}
+
+/* Does @hay hold each of @needles, in that order? */
+static int in_order(const char *hay, const char *const *needles)
+{
+	for (; *needles; needles++) {
+		hay = strstr(hay, *needles);
+		if (!hay)
+			return 0;
+		hay += strlen(*needles);
+	}
+	return 1;
+}
+
+/*
+ * Non-stop over a connection: vCont answers OK at once, each stop comes
+ * as a %Stop notification and vStopped takes the queue; ? lists the
+ * stopped threads only; vCont;t's stop is signal 0.  A target that
+ * cannot run (no ns ops) and vStopped in all-stop are refused.
+ */
+static void server_nonstop(void **state)
+{
+	static const char *const want[] = {
+		"$OK#", "$T05thread:64;", "$OK#", "$OK#", "%Stop:T05thread:c8;",
+		"$OK#", "$OK#", "%Stop:T00thread:c8;", "$OK#", NULL,
+	};
+	struct bt_stop first = { .reason = BT_STOP_STEP, .tid = TID };
+	struct gs_server *s;
+	struct fake f;
+	char in[512] = "", out[4096];
+	size_t len = 0;
+	ssize_t n;
+	int sv[2];
+
+	memset(&f, 0, sizeof(f));
+	f.ring = bt_ring_alloc(1024);
+	f.pc = 0x1004;
+	f.two = 1;
+	assert_int_equal(gs_server_alloc(&s, &fake_ops, &f, -1, -1, &first), 0);
+	assert_string_equal(ask(s, "QNonStop:1"), "E16");
+	assert_string_equal(ask(s, "vStopped"), "E16");
+	assert_string_equal(ask(s, "QNonStop:0"), "OK");
+	gs_server_free(s);
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(gs_server_alloc(&s, &fake_ns_ops, &f, sv[0], sv[0],
+					 &first), 0);
+	put_frame(in, "QNonStop:1");
+	put_frame(in, "?");
+	put_frame(in, "vStopped");
+	put_frame(in, "vCont;c:c8");
+	put_frame(in, "vStopped");
+	put_frame(in, "vCont;t:c8");
+	put_frame(in, "vStopped");
+	assert_int_equal(write(sv[1], in, strlen(in)), (ssize_t)strlen(in));
+	shutdown(sv[1], SHUT_WR);
+	gs_serve(s);
+	close(sv[0]);
+	while (len < sizeof(out) - 1 &&
+	       (n = read(sv[1], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	assert_true(in_order(out, want));
+	assert_int_equal(f.resumed, 2);
+	assert_int_equal(f.last[0].tid, TID2);
+	assert_int_equal(f.last[0].action, BT_RESUME_STOP);
+	close(sv[1]);
+	gs_server_free(s);
+	bt_ring_free(f.ring);
+}
+
 /* ---- extended-remote: a spawner of fake processes ---- */
 
 struct spawns {
@@ -732,8 +860,6 @@ static void server_extended(void **state)
 	assert_string_equal(sp.prog, "prog arg");
 	assert_string_equal(ask(s, "qAttached:64"), "0");
 	assert_string_equal(ask(s, "qAttached:65"), "E01");
-	assert_string_equal(ask(s, "vRun;70726f67"),
-			    "E.already debugging process 100");
 	assert_string_equal(ask(s, "vKill;65"), "E03");
 	assert_string_equal(ask(s, "vKill;64"), "OK");
 	assert_int_equal(sp.released, 1);
@@ -759,6 +885,27 @@ static void server_extended(void **state)
 }
 
 /* Without "!" the session ends with its process, which it keeps. */
+/* Without multiprocess, one process at a time: a second run is refused. */
+static void server_one_process(void **state)
+{
+	struct spawns sp = { .f = { .pc = 0x1004 } };
+	const struct gs_spawner spawner = { sp_run, sp_attach, sp_release, &sp };
+	struct gs_server *s;
+
+	sp.f.ring = bt_ring_alloc(1024);
+	assert_int_equal(gs_server_alloc(&s, NULL, NULL, -1, -1, NULL), 0);
+	assert_int_equal(gs_server_extend(s, &spawner, NULL), 0);
+	ask(s, "qSupported");
+	assert_string_equal(ask(s, "!"), "OK");
+	assert_int_equal(strncmp(ask(s, "vRun;70726f67"), "T05thread:64;", 13), 0);
+	assert_string_equal(ask(s, "vRun;70726f67"),
+			    "E.already debugging process 100");
+	assert_int_equal(sp.runs, 1);
+	gs_server_free(s);
+	assert_int_equal(sp.released, 1);
+	bt_ring_free(sp.f.ring);
+}
+
 static void server_not_extended(void **state)
 {
 	struct spawns sp = { .f = { .pc = 0x1004 } };
@@ -801,7 +948,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(server_btrace, setup, teardown),
 		cmocka_unit_test(server_btrace_delta),
 		cmocka_unit_test(server_reconnect),
+		cmocka_unit_test(server_nonstop),
 		cmocka_unit_test(server_extended),
+		cmocka_unit_test(server_one_process),
 		cmocka_unit_test(server_not_extended),
 	};
 

@@ -363,6 +363,62 @@ ssize_t bt_target_write(struct bt_target *target, uint64_t addr,
 int bt_target_capture_since(struct bt_target *target, pid_t tid,
 			    uint64_t *pos, struct bt_capture *cap);
 
+/*
+ * ---- Non-stop: one thread at a time (GDB's non-stop mode) ----
+ *
+ * Each thread is resumed and stopped on its own; a stop is one thread's,
+ * the others go on running (or stay stopped) meanwhile.  These calls never
+ * wait for threads that run; the caller polls for stops (in a loop that
+ * also watches its own input).  The rest of the API works on stopped
+ * threads as ever; memory and breakpoints may be written while threads
+ * run between bt_target_ns_pause() and bt_target_ns_unpause().  Do not mix
+ * with bt_target_cont() or bt_target_resume() while threads run.
+ */
+
+/*
+ * Resume each stopped thread the first matching entry of @resume names
+ * (tid 0: any) with its action: BT_RESUME_CONT, BT_RESUME_STEP (then
+ * BT_STOP_STEP), or BT_RESUME_STOP (a running thread is stopped as by
+ * bt_target_ns_stop()).  Threads no entry names, and running threads given
+ * CONT or STEP, are left as they are.  A signal is delivered as the
+ * thread resumes, as by bt_target_resume().  Returns 0; -bte_invalid (a
+ * bad signal), -bte_exited, or the failure of a restart.
+ */
+int bt_target_ns_resume(struct bt_target *target,
+			const struct bt_resume *resume, size_t n);
+
+/*
+ * Stop running thread @tid (0: every running thread) and wait until it
+ * has: its stop is then the next bt_target_ns_poll() gives (BT_STOP_INTERRUPT
+ * with signal 0; or whatever stopped it first, a breakpoint, a signal).
+ * Returns 0; -bte_noent (no such thread), -bte_exited, or < 0.
+ */
+int bt_target_ns_stop(struct bt_target *target, pid_t tid);
+
+/*
+ * The next stop of a thread, without waiting: 1 with *@stop filled (that
+ * thread stays stopped, the others run on), 0 if none now.  The process's
+ * end is a stop as in bt_target_cont().  Returns < 0 if tracing failed.
+ */
+int bt_target_ns_poll(struct bt_target *target, struct bt_stop *stop);
+
+/*
+ * Stop every running thread for a moment (a stop one meets on the way is
+ * kept for bt_target_ns_poll()), and resume those it stopped.  Nothing to
+ * do while no thread runs.  Return 0 or < 0.
+ */
+int bt_target_ns_pause(struct bt_target *target);
+int bt_target_ns_unpause(struct bt_target *target);
+
+enum bt_thread_run_state {
+	BT_THREAD_STOPPED = 0,	/* in a stop: registers can be read */
+	BT_THREAD_RUNNING,	/* resumed */
+	BT_THREAD_ENDING,	/* past its exit, running to its end */
+};
+
+/* The enum bt_thread_run_state of thread @tid; -bte_noent if unknown. */
+int bt_target_thread_state(const struct bt_target *target, pid_t tid);
+
 /* Did btrace start the process (1) or attach to it (0)? */
 int bt_target_launched(const struct bt_target *target);
 
