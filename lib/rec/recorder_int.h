@@ -161,6 +161,12 @@ void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
 void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_note_syscall(struct rthread *rt, const struct user_regs_struct *regs);
 
+/* rec_ibl.c: inline caches of indirect jumps and calls */
+uint64_t rc_ic_guess(void *ctx, const struct rb *b);
+int rc_ic_link_batch(struct bt_recorder *r, const size_t *mark);
+void rc_ic_learn(struct bt_recorder *r, struct rthread *rt, uint64_t probe,
+		 uint64_t target);
+
 /* rec_slot.c: a thread's ring and control block */
 int rc_slot_take(struct bt_recorder *r, struct bt_thread *th,
 		 struct rthread *rt);
