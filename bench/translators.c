@@ -15,6 +15,8 @@
  * python3's start-up at most QEMU's.  QEMU and Valgrind come from `make
  * bench-deps`; a translator that is not installed is left out.
  *
+ * Programs by full path: qemu-x86_64 does not search PATH.
+ *
  * bench/translators [start|pyloop|sqlite|gzip|fib]...: those only.
  */
 #include <fcntl.h>
@@ -64,9 +66,10 @@ static int record_child(char **argv)
 
 /*
  * CPU seconds of running @argv @how (its output and input /dev/null, or
- * stdin from @in), the tree's; -1 if it did not run to a clean exit.
+ * stdin from @in), the tree's; -1 if it did not run or its exit status
+ * is not *@status (set by the first run, the native one, if < 0).
  */
-static double cpu_of(int how, char **argv, const char *in)
+static double cpu_of(int how, char **argv, const char *in, int *want)
 {
 	char *pre[NRUN][3] = { { NULL }, { NULL },
 			       { "qemu-x86_64", NULL },
@@ -100,6 +103,10 @@ static double cpu_of(int how, char **argv, const char *in)
 	if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) >= 125)
 		return -1;
+	if (*want < 0)
+		*want = WEXITSTATUS(status);
+	if (WEXITSTATUS(status) != *want)
+		return -1;	/* the translator failed: not the same run */
 	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
@@ -145,13 +152,14 @@ static int gzip_input(void)
 static int measure(const struct workload *w, int *ok)
 {
 	double best[NRUN], fastest;
-	int i, k;
+	int i, k, status = -1;
 
 	for (k = 0; k < NRUN; k++)
 		best[k] = -1;
 	for (i = 0; i < BEST_OF; i++)
 		for (k = 0; k < NRUN; k++) {
-			double s = cpu_of(k, (char **)w->argv, w->in);
+			double s = cpu_of(k, (char **)w->argv, w->in,
+					  &status);
 
 			if (s >= 0 && (best[k] < 0 || s < best[k]))
 				best[k] = s;
@@ -203,11 +211,11 @@ int main(int argc, char **argv)
 		  { "/usr/bin/python3", "-c",
 		    "s = 0\nfor i in range(3000000):\n    s += i\n" }, NULL, 0 },
 		{ "sqlite", "sqlite3 recursive CTE, 1 M rows",
-		  { "sqlite3", ":memory:",
+		  { "/usr/bin/sqlite3", ":memory:",
 		    "with recursive c(x) as (select 1 union all select x + 1 "
 		    "from c where x < 1000000) select sum(x) from c;" },
 		  NULL, 0 },
-		{ "gzip", "gzip -c 40 MiB", { "gzip", "-c" }, GZIP_INPUT, 0 },
+		{ "gzip", "gzip -c 40 MiB", { "/usr/bin/gzip", "-c" }, GZIP_INPUT, 0 },
 		{ "fib", "recursive fib(40) (compute 40)",
 		  { "build/targets/compute", "40" }, NULL, 0 },
 	};

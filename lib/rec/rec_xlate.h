@@ -19,7 +19,9 @@
  *                       (REC_TNT), then chained
  *   ret, jmp/call r/m   the target (REC_IND) and a lookup in the process's
  *                       tables of translations (inline, one per site),
- *                       which enters the translation by its entry
+ *                       which enters the translation by its entry; a
+ *                       jmp/call r/m compares its inline cache's one
+ *                       target first (rx_emit_ic)
  *   syscall             run in place, except the few that change the
  *                       thread's state in ways the tracer must see
  *                       (sigreturn, exec, clone, fork, exit, arch_prctl):
