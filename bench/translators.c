@@ -41,7 +41,8 @@ enum { NATIVE, BTRACE, QEMU, VALGRIND, NRUN };
 static const char *const run_name[NRUN] = { "native", "btrace", "qemu",
 					    "valgrind" };
 
-/* Trace @argv to its end with the recorder; the child's exit status. */
+/* Trace @argv to its end with the recorder; the program's exit status,
+ * 125 or 126 if tracing failed. */
 static int record_child(char **argv)
 {
 	struct bt_target_opts o;
@@ -59,9 +60,10 @@ static int record_child(char **argv)
 		ret = bt_target_cont(t, &stop);
 	} while (ret == 0 && stop.reason != BT_STOP_EXIT &&
 		 stop.reason != BT_STOP_SIGNAL && stop.reason != BT_STOP_KILLED);
-	bt_target_finish(t, &ws);
+	if (bt_target_finish(t, &ws) < 0 || !WIFEXITED(ws))
+		ret = -1;
 	bt_target_free(t);
-	return ret < 0 || stop.reason != BT_STOP_EXIT ? 125 : 0;
+	return ret < 0 || stop.reason != BT_STOP_EXIT ? 125 : WEXITSTATUS(ws);
 }
 
 /*
