@@ -64,7 +64,7 @@ SYNTH_OBJ:= $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/tools/synth/*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CHECK:= $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-check/%.o)
 
-.PHONY: all deps web-deps check unit e2e demo bench fuzz clean format \
+.PHONY: all deps web-deps bench-deps check unit e2e demo bench fuzz clean format \
         install uninstall shared
 # The synthesizer object is reached only through pattern rules: keep it.
 .SECONDARY: $(SYNTH_OBJ)
@@ -85,6 +85,22 @@ ifneq ($(NO_DEPS),1)
 	  else \
 	    echo "btrace: missing packages; run: sudo apt-get install$$missing" >&2; exit 1; \
 	  fi; \
+	fi
+endif
+
+# What bench/translators.c compares the recorder with (QEMU's user mode,
+# Valgrind), installed by make bench only; without them it leaves them out.
+BENCH_PKGS  := qemu-user valgrind
+BENCH_FILES := /usr/bin/qemu-x86_64 /usr/bin/valgrind
+
+bench-deps:
+ifneq ($(NO_DEPS),1)
+	@missing=""; set -- $(BENCH_FILES); \
+	for p in $(BENCH_PKGS); do [ -e "$$1" ] || missing="$$missing $$p"; shift; done; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ]; then \
+	  echo "btrace: installing$$missing (bench)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$$missing >/dev/null; } \
+	    || echo "btrace: warning: apt-get install$$missing failed; the bench leaves them out" >&2; \
 	fi
 endif
 
@@ -254,7 +270,7 @@ unit: all $(UNIT_BIN)
 demo: all
 	$(Q)tests/demo
 
-bench: all $(BENCH_BIN)
+bench: all $(BENCH_BIN) bench-deps
 	$(Q)bench/run $(BENCH_BIN)
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c) over a sanitized copy of the

@@ -276,6 +276,8 @@ static int exit_ibl(struct bt_recorder *r, struct rthread *rt,
 		leave_at(r, rt, regs, target, RX_PEND_NONE);
 		return BT_RECORDER_LEFT;
 	}
+	if (p->aux)
+		rc_ic_learn(r, rt, p->aux, target);
 	if (rc_table_insert(r, target, trans - RX_ENTRY_LEN, 1) &&
 	    p->aux) {
 		regs->rip = p->aux;	/* the retry finds it */

@@ -63,6 +63,7 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 	if (!z)
 		return -bte_nomem;
 	rc_emit_init(r, &e, z);
+	e.guess = rc_ic_guess;
 	ret = rx_translate(r->x, b, pend, &e);
 	if (ret == 0) {
 		/* direct links go past the lookup's entry */
@@ -152,6 +153,8 @@ struct ahead {
 static void ahead_push(struct bt_recorder *r, const struct rb *b, uint8_t p,
 		       struct ahead *q, size_t *tail)
 {
+	uint64_t g;
+
 	if (p != RX_PEND_NONE && !rb_carries(b)) {	/* a stub */
 		q[(*tail)++] = (struct ahead){ b->start, RX_PEND_NONE };
 		return;
@@ -170,9 +173,16 @@ static void ahead_push(struct bt_recorder *r, const struct rb *b, uint8_t p,
 	case RB_JUMP:
 		q[(*tail)++] = (struct ahead){ b->target, p };
 		break;
+	case RB_ICALL:
+	case RB_IJUMP:		/* where its inline cache will point */
+		g = rc_ic_guess(r, b);
+		if (g && span_overlaps(r, g, g + 1))	/* code, likely */
+			q[(*tail)++] = (struct ahead){ g, RX_PEND_NONE };
+		if (b->term == RB_IJUMP)
+			break;
+		/* fall through */
 	case RB_CUT:
 	case RB_SYSCALL:
-	case RB_ICALL:
 		q[(*tail)++] = (struct ahead){ b->next, RX_PEND_NONE };
 		break;
 	}
@@ -208,7 +218,7 @@ static void return_sites(struct bt_recorder *r, struct bt_thread *th,
 int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 		 uint8_t pend, uint64_t *trans)
 {
-	struct ahead queue[AHEAD_MAX * 2 + 2];
+	struct ahead queue[AHEAD_MAX * 3 + 3];
 	size_t head = 0, tail = 0, done = 0, mark[ZONE_MAX], i;
 	struct rb *first = rc_block_get(r, a);
 	int ret = 0;
@@ -237,13 +247,16 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 		if (ret < 0)
 			continue;
 		done++;
-		if (tail + 2 <= BT_ARRAY_SIZE(queue))
+		if (tail + 3 <= BT_ARRAY_SIZE(queue))
 			ahead_push(r, b, q.pend, queue, &tail);
 	}
 	return_sites(r, th, queue, head);
 	link_batch(r, mark);
 	*trans = first->trans[pend];
-	return rc_zones_flush(r);
+	ret = rc_zones_flush(r);
+	if (ret == 0)	/* inline caches lead into flushed code only */
+		ret = rc_ic_link_batch(r, mark);
+	return ret;
 }
 
 /* ---- code that goes away ---------------------------------------------- */

@@ -236,6 +236,12 @@ static int point(struct rx_emit *e, int kind, uint64_t orig, uint64_t aux,
 	return 0;
 }
 
+int rx_emit_point(struct rx_emit *e, int kind, uint64_t orig, uint64_t aux,
+		  int mask)
+{
+	return point(e, kind, orig, aux, mask);
+}
+
 /* mov %reg,%gs:off (store) or mov %gs:off,%reg (load); reg 0-7. */
 static void gs_mov(struct rx_emit *e, int load, int reg, uint32_t off)
 {
@@ -449,7 +455,7 @@ static int emit_cond(const struct rx *x, const struct rb *b,
 	return cond_side(x, b, e, pend, 1);
 }
 
-static int emit_lookup(struct rx_emit *e);
+static int emit_lookup(struct rx_emit *e, const struct rb *b);
 
 /* A ret or jmp/call r/m: the target into rdx, then its own lookup. */
 static int emit_indirect(const struct rb *b, struct rx_emit *e)
@@ -487,7 +493,7 @@ static int emit_indirect(const struct rb *b, struct rx_emit *e)
 				return ret;
 		}
 	}
-	return emit_lookup(e);
+	return emit_lookup(e, b);
 }
 
 /* Syscalls the tracer must see from outside the translation. */
@@ -765,13 +771,15 @@ static int lookup_probe(struct rx_emit *e)
  * that each indirect branch of the program has its own indirect jump
  * here, predicted as the program's own would be.
  */
-static int emit_lookup(struct rx_emit *e)
+static int emit_lookup(struct rx_emit *e, const struct rb *b)
 {
 	int ret;
 
-	ret = grow(e, 280);
+	ret = grow(e, 280 + RX_IC_LEN);
 	if (ret == 0)
 		ret = lookup_record(e);
+	if (ret == 0 && b->term != RB_RET)
+		ret = rx_emit_ic(e, b);
 	if (ret == 0)
 		ret = lookup_probe(e);
 	return ret;

@@ -19,7 +19,9 @@
  *                       (REC_TNT), then chained
  *   ret, jmp/call r/m   the target (REC_IND) and a lookup in the process's
  *                       tables of translations (inline, one per site),
- *                       which enters the translation by its entry
+ *                       which enters the translation by its entry; a
+ *                       jmp/call r/m compares its inline cache's one
+ *                       target first (rx_emit_ic)
  *   syscall             run in place, except the few that change the
  *                       thread's state in ways the tracer must see
  *                       (sigreturn, exec, clone, fork, exit, arch_prctl):
@@ -164,6 +166,9 @@ enum rx_point_kind {
 	RX_POINT_EXIT_IBL,	/* int3: lookup missed, target in rdx; aux:
 				   probe, 0 for an entry's check */
 	RX_POINT_EXIT_LEAVE,	/* int3: leave the translation at orig */
+	RX_POINT_IC,		/* an indirect jump or call's inline cache
+				   (rec_xlate_ibl.c), at its lookup's probe;
+				   orig: the target it holds, aux: its rel32 */
 };
 
 /* RX_POINT_EXIT_DIRECT's mask: its jump goes to the translation now. */
@@ -192,6 +197,12 @@ struct rx_point {
 typedef uint64_t (*rx_link_fn)(void *ctx, uint64_t orig, uint8_t pend,
 			       uint64_t from);
 
+/*
+ * Where the indirect jump or call @b (jmp/call r/m) is likely to go: the
+ * word its rip-relative operand holds now (a PLT or GOT slot), else 0.
+ */
+typedef uint64_t (*rx_guess_fn)(void *ctx, const struct rb *b);
+
 /* An output buffer standing for target memory from @base on. */
 struct rx_emit {
 	uint8_t *buf;
@@ -203,6 +214,7 @@ struct rx_emit {
 	size_t npts, ptcap;
 	uint8_t pend;		/* outcomes pending where emitting stands */
 	uint64_t entry_orig;	/* for rx_emit_entry's points */
+	rx_guess_fn guess;	/* NULL: inline caches start empty */
 };
 
 /* Emit the translation of @b carrying @pend at e->base + e->len.  0,
@@ -220,6 +232,27 @@ int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
  */
 #define RX_ENTRY_LEN	48
 int rx_emit_entry(struct rx_emit *e);
+
+/* An entry's part after its check: the loads that take rax, rcx and rdx
+ * back (RX_ENTRY_LEN - RX_ENTRY_RESTORE bytes before the translation). */
+#define RX_ENTRY_RESTORE 27
+
+/* A point of kind @kind at the end of @e (rx_point). 0 or -bte_nomem. */
+int rx_emit_point(struct rx_emit *e, int kind, uint64_t orig, uint64_t aux,
+		  int mask);
+
+/*
+ * The inline cache of the indirect jump or call @b (rec_xlate_ibl.c),
+ * between its record and its lookup's probe, rax, rcx and rdx borrowed,
+ * the target in rdx: compared with the one target it holds, a hit jumps
+ * to that target's entry past its check (a link the tracer makes and
+ * undoes as a direct one's), anything else goes on to the probe.
+ */
+#define RX_IC_LEN	30	/* bytes at most, its alignment included */
+int rx_emit_ic(struct rx_emit *e, const struct rb *b);
+
+/* The imm64 of the inline cache whose rel32 is at @rel32. */
+#define RX_IC_IMM(rel32) ((rel32) - 21)
 
 /* Emit jmp *0(%rip); .quad @dest (reaches anywhere). */
 int rx_emit_far_jump(struct rx_emit *e, uint64_t dest);

@@ -170,6 +170,12 @@ uint64_t rec_room_pick(const uint64_t (*used)[2], size_t n, uint64_t near,
 int64_t rc_room_map(struct bt_recorder *r, struct bt_thread *th,
 		    uint64_t near, uint64_t size, int prot);
 
+/* rec_ibl.c: inline caches of indirect jumps and calls */
+uint64_t rc_ic_guess(void *ctx, const struct rb *b);
+int rc_ic_link_batch(struct bt_recorder *r, const size_t *mark);
+void rc_ic_learn(struct bt_recorder *r, struct rthread *rt, uint64_t probe,
+		 uint64_t target);
+
 /* rec_slot.c: a thread's ring and control block */
 int rc_slot_take(struct bt_recorder *r, struct bt_thread *th,
 		 struct rthread *rt);

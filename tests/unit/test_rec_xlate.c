@@ -382,6 +382,77 @@ static void indirect_lookup(void **state)
 	(void)state;
 }
 
+static uint64_t guess_500000(void *ctx, const struct rb *b)
+{
+	(void)ctx;
+	return b->term == RB_IJUMP ? 0x500000 : 0;
+}
+
+/*
+ * jmp *%rdi with an inline cache holding 0x500000 (the guess): its point
+ * names the target and its rel32; linked to the target's entry past the
+ * check, a hit takes no table (they are empty) and gives the registers
+ * back; another target falls into the probe; unlinked (rel32 0), the
+ * cached target goes through the probe too.  Flags kept throughout.
+ */
+static void indirect_inline_cache(void **state)
+{
+	static const uint8_t code[] = { 0xff, 0xe7 };	/* jmp *%rdi */
+	struct code c = { code, sizeof(code) };
+	uint64_t fn, flags, rdx, rel32 = 0, t;
+	struct rx_emit e;
+	struct rx *x;
+	struct rb b;
+	int32_t rel;
+	size_t i;
+
+	assert_int_equal(rx_alloc(&x), 0);
+	assert_int_equal(rx_block_decode(x, BASE, read_code, NULL, &c, &b), 0);
+	memset(&e, 0, sizeof(e));
+	e.buf = rig.mem + rig.used;
+	e.cap = 4096;
+	e.base = (uint64_t)e.buf;
+	e.link = rig_link;
+	e.guess = guess_500000;
+	assert_int_equal(rx_translate(x, &b, RX_PEND_NONE, &e), 0);
+	for (i = 0; i < e.npts; i++)
+		if (e.pts[i].kind == RX_POINT_IC) {
+			assert_int_equal(e.pts[i].orig, 0x500000);
+			rel32 = e.pts[i].aux;
+		}
+	assert_true(rel32 && (rel32 & 3) == 0);
+	memcpy(&t, (void *)RX_IC_IMM(rel32), 8);
+	assert_int_equal(t, 0x500000);
+	fn = e.base + RX_ENTRY_LEN;
+	rig.used += (e.len + 15) & ~15ul;
+	free(e.pts);
+	rb_release(&b);
+	rx_free(x);
+
+	memset(rig.tables, 0, 2 * RX_TABLE_BYTES);
+	rel = (int32_t)(rig.entry[0] + RX_ENTRY_LEN - RX_ENTRY_RESTORE -
+			(rel32 + 4));
+	memcpy((void *)rel32, &rel, 4);
+	rig_reset();
+	assert_int_equal(rig_call2(fn, 0x500000, &flags, &rdx) & 0xff, 1);
+	assert_int_equal(rdx, 0);
+	assert_int_equal(ring_head()[0], REC_IND);	/* recorded all the same */
+	/* a miss: the probe finds 0x600000 in table 1 */
+	rig.tables[(0x600000 & 0xffff) * 2] = 0x600000;
+	rig.tables[(0x600000 & 0xffff) * 2 + 1] = rig.entry[1];
+	assert_int_equal(rig_call2(fn, 0x600000, &flags, &rdx) & 0xff, 2);
+	assert_int_equal(rdx, 0);
+	/* unlinked: 0x500000 through the probe (table 2: bits 8-23) */
+	memset((void *)rel32, 0, 4);
+	rig.tables[RX_TABLE_BYTES / 8 + ((0x500000 >> 8) & 0xffff) * 2] =
+		0x500000;
+	rig.tables[RX_TABLE_BYTES / 8 + ((0x500000 >> 8) & 0xffff) * 2 + 1] =
+		rig.entry[0];
+	assert_int_equal(rig_call2(fn, 0x500000, &flags, &rdx) & 0xff, 1);
+	assert_int_equal(rdx, 0);
+	(void)state;
+}
+
 static sigjmp_buf trap_jmp;
 
 static void on_trap(int sig)
@@ -511,6 +582,7 @@ int main(void)
 		cmocka_unit_test(rip_out_of_reach),
 		cmocka_unit_test(indirect_lookup),
 		cmocka_unit_test(entry_checks_orig),
+		cmocka_unit_test(indirect_inline_cache),
 		cmocka_unit_test(cond_carries),
 		cmocka_unit_test(indirect_carries),
 		cmocka_unit_test(stub_records),
