@@ -339,9 +339,16 @@ static void record_stopped(struct bt_target *t)
 
 static void record_release(struct bt_target *t)
 {
+	struct rec_procs *s;
+	size_t i;
+
 	leave_all(t);
 	fast->release(t);
-	bt_recorder_release(recorder_of(t));
+	s = procs_of(t);
+	for (i = 0; s && i < s->n; i++) {
+		rec_procs_pick(s, s->p[i].pid);
+		bt_recorder_release(s->p[i].r);
+	}
 }
 
 /* ---- the history ------------------------------------------------------ */

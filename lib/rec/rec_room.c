@@ -126,7 +126,7 @@ int64_t rc_room_map(struct bt_recorder *r, struct bt_thread *th,
 
 	for (i = 0; i < ROOM_TRIES; i++) {
 		size_t n;
-		uint64_t (*used)[2] = maps_used(r->t->pid, &n);
+		uint64_t (*used)[2] = maps_used(r->pid, &n);
 		uint64_t want = used ? rec_room_pick(used, n, near, size) : 0;
 
 		free(used);
@@ -162,7 +162,7 @@ static struct bt_thread *release_thread(struct bt_recorder *r)
 		struct bt_thread *th = r->t->threads[i];
 
 		if (th->state != BT_TH_STOPPED || th->exiting ||
-		    th->interrupting || (th->tgid && th->tgid != r->t->pid))
+		    th->interrupting || (th->tgid && th->tgid != r->pid))
 			continue;
 		if (bt_recorder_in(r, th))
 			continue;
