@@ -10,8 +10,8 @@
  * is the recorder's: its traps and faults go to the recorder first, and
  * it leaves before anything looks at its registers or its history.
  *
- * With module filters or --from the recorder is not made (it does not run
- * untraced code natively) and this backend is the fast mode.
+ * Untraced code (module filters, --from before its symbol) runs natively:
+ * backend_native.c.
  */
 #include <stdint.h>
 #include <sys/ptrace.h>
@@ -20,6 +20,7 @@
 #include "backend/soft/fast.h"
 #include "btrace/error.h"
 #include "internal.h"
+#include "rec/backend_native.h"
 #include "rec/recorder.h"
 #include "tracer/aspace.h"
 #include "tracer/tracer.h"
@@ -38,15 +39,23 @@ static int host_translatable(struct bt_target *t, uint64_t addr)
 	return bt_fast_code_stable(t, addr);
 }
 
-/* Any int3 of btrace's: a debugger's breakpoint, the fast mode's. */
+/*
+ * A debugger's breakpoint, or the dynamic loader's hook; not the int3s
+ * that only native code meets (the fast mode's, the recorder's own).
+ */
 static int host_stop_at(struct bt_target *t, uint64_t addr)
 {
-	return bt_aspace_kinds(bt_target_aspace(t, t->pid), addr) != 0;
+	unsigned kinds = bt_aspace_kinds(bt_target_aspace(t, t->pid), addr);
+
+	return (kinds & BT_BP_MASK(BT_BP_USER)) ||
+	       ((kinds & BT_BP_MASK(BT_BP_BACKEND)) && bt_fast_hook_at(t, addr));
 }
 
+/* The hook is in before anything is translated, and goes with exec. */
 static uint64_t host_stops_version(struct bt_target *t)
 {
-	return bt_aspace_version(bt_target_aspace(t, t->pid));
+	return bt_aspace_version_of(bt_target_aspace(t, t->pid),
+				    BT_BP_MASK(BT_BP_USER));
 }
 
 /* The program's code as it sees it: every int3 of btrace hidden. */
@@ -83,19 +92,20 @@ static const struct bt_recorder_host host = {
 	.branch = host_branch,
 	.gap = host_gap,
 	.maps_changed = bt_fast_maps_changed,
+	.untraced = rec_native_untraced,
+	.native_on = rec_native_on,
+	.native = rec_native_host,
 };
 
 /* ---- lifetime --------------------------------------------------------- */
 
 static int record_init(struct bt_target *t)
 {
-	const struct bt_target_opts *o = &t->opts;
-	int filtered = (o->only && o->only[0]) || (o->exclude && o->exclude[0]);
 	struct bt_recorder *r;
 	int ret;
 
 	ret = fast->init(t);
-	if (ret < 0 || filtered || o->from_sym)
+	if (ret < 0)
 		return ret;
 	ret = bt_recorder_alloc(&r, t, &host);
 	if (ret < 0) {
@@ -123,16 +133,27 @@ static int exec_stop(const struct bt_target *t, const struct bt_thread *th)
 
 static void record_thread_end(struct bt_target *t, struct bt_thread *th)
 {
+	bt_recorder_step_unlift(recorder_of(t), th);
 	bt_recorder_thread_end(recorder_of(t), th);
 	fast->thread_end(t, th);
 }
 
 /* ---- resuming --------------------------------------------------------- */
 
+/* Step the instruction at @regs->rip, an int3 of the recorder's there
+ * lifted meanwhile. */
+static int step_insn(struct bt_target *t, struct bt_thread *th,
+		     struct user_regs_struct *regs)
+{
+	bt_recorder_step_lift(recorder_of(t), th, regs->rip);
+	return bt_fast_step_insn(t, th, regs);
+}
+
 /*
  * Run @th, at original pc @regs->rip, where the fast mode would run a
- * chain: into its translation, or one step where it cannot go (and after
- * it left one).  Never an int3 in the program's code.
+ * chain: into its translation, natively in untraced code, or one step
+ * where it cannot go (and after it left one).  Never an int3 in the
+ * program's code.
  */
 static int record_run(struct bt_target *t, struct bt_thread *th,
 		      struct user_regs_struct *regs)
@@ -147,8 +168,9 @@ static int record_run(struct bt_target *t, struct bt_thread *th,
 	 */
 	if (bt_fast_stepping(th, NULL) && th->why == BT_TS_EVENT)
 		return bt_fast_restep(th);
+	bt_recorder_gs_own(r, th, regs);
 	if (bt_recorder_left_step(r, th))
-		return bt_fast_step_insn(t, th, regs);
+		return step_insn(t, th, regs);
 	if (host_translatable(t, regs->rip)) {
 		ret = bt_recorder_enter(r, th, regs);
 		if (ret < 0)
@@ -156,7 +178,10 @@ static int record_run(struct bt_target *t, struct bt_thread *th,
 		if (ret == 1)
 			return bt_fast_cont(th);
 	}
-	return bt_fast_step_insn(t, th, regs);
+	ret = rec_native_run(t, th, regs);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	return step_insn(t, th, regs);
 }
 
 static int record_resume(struct bt_target *t, struct bt_thread *th, int sig)
@@ -204,15 +229,22 @@ static int record_trap(struct bt_target *t, struct bt_thread *th,
 
 	if (!r)
 		return fast->trap(t, th, si);
+	bt_recorder_step_unlift(r, th);
 	if (bt_recorder_in(r, th)) {
 		/* killed since the trap: its end is what to report */
 		if (bt_thread_regs(th, &regs) < 0)
 			return 1;
-		return bt_recorder_trap(r, th, si) != BT_RECORDER_NOT_OURS;
+		if (bt_recorder_trap(r, th, si) != BT_RECORDER_NOT_OURS)
+			return 1;
+		if (bt_recorder_in(r, th))
+			return 0;
+		/* it had left natively: its trap is judged as such below */
 	}
+	if (rec_native_trap(t, th, si))
+		return 1;
 	if (bt_fast_stepping(th, &from) && si->si_code == SI_KERNEL &&
 	    bt_thread_regs(th, &regs) == 0 && regs.rip - 1 == from &&
-	    !host_stop_at(t, from)) {
+	    !bt_aspace_kinds(bt_target_aspace(t, t->pid), from)) {
 		bt_fast_step_ran(t, th);
 		return 0;
 	}
@@ -227,6 +259,7 @@ static int record_signalled(struct bt_target *t, struct bt_thread *th)
 {
 	struct bt_recorder *r = recorder_of(t);
 
+	bt_recorder_step_unlift(r, th);
 	if (bt_recorder_in(r, th)) {
 		if (bt_recorder_fault(r, th, &th->si))
 			return 1;
@@ -256,6 +289,7 @@ static void record_release(struct bt_target *t)
 {
 	leave_all(t);
 	fast->release(t);
+	bt_aspace_remove_kind(bt_target_aspace(t, t->pid), BT_BP_RECORDER);
 }
 
 /* ---- the history ------------------------------------------------------ */
@@ -293,14 +327,24 @@ static int record_probe(char *why, size_t size)
 	return fast->probe(why, size);
 }
 
+/* A followed fork child is stepped: its copies of our int3s go. */
 static int record_thread_start(struct bt_target *t, struct bt_thread *th)
 {
+	struct bt_aspace *as = bt_target_aspace(t, t->pid);
+
+	if (th->tgid && th->tgid != t->pid && as)
+		bt_aspace_fork_clean(as, th->tgid, BT_BP_MASK(BT_BP_RECORDER));
 	return fast->thread_start(t, th);
 }
 
+/* A vfork child runs in this memory: no int3 of ours either. */
 static void record_fork(struct bt_target *t, pid_t child, int shared)
 {
+	struct bt_aspace *as = bt_target_aspace(t, t->pid);
+
 	fast->fork(t, child, shared);
+	if (shared && as && bt_aspace_count(as) && !bt_aspace_lifted_all(as))
+		bt_aspace_lift_all(as);
 }
 
 static void record_signal(struct bt_target *t, struct bt_thread *th, int sig)

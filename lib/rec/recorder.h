@@ -68,6 +68,14 @@ struct bt_recorder_host {
 		    int reason);
 	/* The process's mappings of code may have changed. */
 	void (*maps_changed)(struct bt_target *t);
+	/* May a translation leave natively to @addr (untraced code)? */
+	int (*untraced)(struct bt_target *t, uint64_t addr);
+	/* Native code may run from now on: bt_recorder_native_on() and the
+	 * host's own re-entry points (bt_recorder_reentry_add()). */
+	void (*native_on)(struct bt_target *t);
+	/* @th left its translation natively to @left_to: the host runs it. */
+	void (*native)(struct bt_target *t, struct bt_thread *th,
+		       uint64_t left_to);
 };
 
 /* Returns 0 or -bte_nomem; bt_recorder_free accepts NULL. */
@@ -125,6 +133,30 @@ void bt_recorder_thread_end(struct bt_recorder *r, struct bt_thread *th);
  */
 void bt_recorder_invalidate(struct bt_recorder *r, uint64_t lo,
 			    uint64_t hi);
+
+/*
+ * Untraced code (rec_native.c).  Native code may come back into
+ * translated code from now on: translated calls' return sites get int3s of
+ * the recorder's (BT_BP_RECORDER), which translations never see.  Returns
+ * 1 the first time, 0 after.
+ */
+int bt_recorder_native_on(struct bt_recorder *r);
+
+/* One more such int3, at @addr (a traced function's entry).  0 or < 0. */
+int bt_recorder_reentry_add(struct bt_recorder *r, uint64_t addr);
+
+/*
+ * @th is about to be stepped at @pc: an int3 of ours there is lifted
+ * until bt_recorder_step_unlift() (at its next stop).
+ */
+void bt_recorder_step_lift(struct bt_recorder *r, struct bt_thread *th,
+			   uint64_t pc);
+void bt_recorder_step_unlift(struct bt_recorder *r, struct bt_thread *th);
+
+/* @th (stopped, out) has another thread's control block at its gs base
+ * (cloned by native code): it gets the program's value back. */
+void bt_recorder_gs_own(struct bt_recorder *r, struct bt_thread *th,
+			struct user_regs_struct *regs);
 
 /* Blocks translated so far (statistics). */
 uint64_t bt_recorder_blocks(const struct bt_recorder *r);
