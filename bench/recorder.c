@@ -228,7 +228,8 @@ static int bench_only(void)
 	if (warm_ratio(s, b, &ratio) < 0)
 		goto out;
 	printf("  traced / untraced after warm-up: %.2fx (goal <= 1.2x): %s\n",
-	       ratio, bench_verdict(ratio <= 1.2));
+	       ratio, ratio <= 0 ? "noise (the machine's load moved more than the work)" :
+	       bench_verdict(ratio <= 1.2));
 	n = bench_run_cmd(w);
 	if (n < 0 || traced(w, BT_SOFT_FAST, 0, &f) < 0 ||
 	    traced(w, BT_SOFT_RECORD, 0, &r) < 0)

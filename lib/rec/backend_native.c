@@ -2,9 +2,10 @@
 /*
  * The recorder's backend and untraced code (backend_native.h).
  *
- * The re-entry points are those of the fast mode: every function entry of
- * a traced module (callbacks), found in the symbols of the modules mapped
- * when a thread first runs natively, and every return site of a
+ * The re-entry points: every function entry of a traced module (callbacks),
+ * found in the symbols of the modules mapped when a thread first runs
+ * natively (as the fast mode's) and in their unwind tables (stripped ones:
+ * rec_entries.c), the program's entry point, and every return site of a
  * translated call.  The history is the fast mode's: the branch into
  * untraced code, then an untraced gap from where it went to where it came
  * back.
@@ -38,8 +39,10 @@ void rec_native_on(struct bt_target *t)
 {
 	struct bt_recorder *r = bt_fast_above(t);
 
-	if (r && bt_recorder_native_on(r))
+	if (r && bt_recorder_native_on(r)) {
 		bt_fast_syms_each(t, entry_add, r);
+		rec_native_entries(t, r);
+	}
 }
 
 void rec_native_host(struct bt_target *t, struct bt_thread *th,

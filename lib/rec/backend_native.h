@@ -41,4 +41,11 @@ int rec_native_run(struct bt_target *t, struct bt_thread *th,
 int rec_native_trap(struct bt_target *t, struct bt_thread *th,
 		    const siginfo_t *si);
 
+/*
+ * Re-entry int3s where no symbol says so (rec_entries.c): the program's
+ * entry point and every function start of the traced modules' unwind
+ * tables.
+ */
+void rec_native_entries(struct bt_target *t, struct bt_recorder *r);
+
 #endif /* BTRACE_REC_BACKEND_NATIVE_H */

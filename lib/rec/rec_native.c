@@ -288,8 +288,8 @@ int rc_native_out(struct bt_recorder *r, struct rthread *rt,
 {
 	uint64_t left_to;
 
-	if (rc_zone_of(r, pc))
-		return 0;
+	if (!r->nat || !r->nat->exits.n || rc_zone_of(r, pc))
+		return 0;	/* no native exit was ever made */
 	rc_drain(r, rt, 0);
 	left_to = rt->wpc ? rt->wpc : pc;
 	rt->wpc = 0;

@@ -28,6 +28,11 @@ check -m record -x 'libc.so*' -- "$q"
 # the work in libc, called from a loop of the program's
 check -m record -o libc_heavy_dyn -- "$h" 3 4096
 check -m record -x 'libc.so*' -- "$h" 3 4096
+# a stripped program of the distribution: its entry point, functions of
+# its unwind table and its constructors and destructors catch the way back
+printf 'a line to compress\n%.0s' $(seq 1 50) >"$work/in.txt"
+check -m record -o gzip -- gzip -c "$work/in.txt"
+check -m record -x 'libc.so*' -- gzip -c "$work/in.txt"
 # threads that start in libc, run the program's function, and crash
 check -t -m record -o thread_crash -- "$TARGETS/thread_crash"
 # --from: native until the symbol, then recorded
@@ -50,4 +55,11 @@ assert "compare" in json.dumps(br[-1]), br[-1]
 assert doc["stats"]["branches"] < 50, doc["stats"]
 print("ok   btrace run --only qsort_dyn:", doc["stats"])
 PY
+# --until in an untraced library: native code meets the breakpoint
+out=$("$BTRACE" run --soft-mode record --only qsort_dyn --until qsort --last 3 -- "$q" 2>&1)
+if echo "$out" | grep -q '^stop: breakpoint 1' && echo "$out" | grep -q '=> .* qsort '; then
+	echo "ok   --only --until qsort"
+else
+	echo "FAIL --only --until qsort"; echo "$out"; fails=$((fails + 1))
+fi
 [ $fails = 0 ]
