@@ -28,6 +28,8 @@ check -m record -x 'libc.so*' -- "$q"
 # the work in libc, called from a loop of the program's
 check -m record -o libc_heavy_dyn -- "$h" 3 4096
 check -m record -x 'libc.so*' -- "$h" 3 4096
+# signals taken inside libc with the handler in the program
+check -m record -o sig_dyn -- "$TARGETS/sig_dyn"
 # a stripped program of the distribution: its entry point, functions of
 # its unwind table and its constructors and destructors catch the way back
 printf 'a line to compress\n%.0s' $(seq 1 50) >"$work/in.txt"
