@@ -26,6 +26,11 @@
  *   host's callbacks (so the history stays one, in order, with what the
  *   fast mode records itself).  The backend calls it before a signal is
  *   judged, when a stop is reported, before a capture and before detach.
+ * - A thread may leave natively for untraced code (the host's untraced()
+ *   says where): it stays "in" until its next stop, where
+ *   bt_recorder_trap() (then BT_RECORDER_NOT_OURS), bt_recorder_fault() or
+ *   bt_recorder_leave() find it outside every zone, decode its ring and
+ *   hand it to the host's native(), out.
  * - Nothing the program can see holds a translated address once a thread
  *   has left: return addresses pushed are the original ones, and a fault
  *   in translated code is reported at the original instruction.
@@ -35,8 +40,9 @@
  * lookup tables), rec_link.c (translating, linking, and invalidation of
  * code that goes away), rec_slot.c (a thread's ring and control block),
  * rec_drain.c (the ring decoder, pure), rec_dispatch.c (entering,
- * trapping, leaving, faults mapped back to the original pc), recorder.c
- * (lifetime and threads); recorder_int.h holds what they share.
+ * trapping, leaving, faults mapped back to the original pc), rec_native.c
+ * (untraced code: native exits, the int3s native code comes back at),
+ * recorder.c (lifetime and threads); recorder_int.h holds what they share.
  *
  * Internal to the library.
  */
