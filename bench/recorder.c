@@ -19,6 +19,9 @@
  *     `btrace run -- /bin/true` (goal < 0.1 s).
  *  5. a process tree: a shell loop of gzip | wc under --follow-fork,
  *     ptrace stops per taken branch over the whole run (goal <= 0.02).
+ *  6. --only the executable of a program whose work is in libc: traced /
+ *     untraced after warm-up, as in 2 (goal <= 1.2x), and whole runs of
+ *     libc_heavy_dyn 400 x 4 MiB, fast and record.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,6 +37,8 @@
 #include "btrace/btrace.h"
 
 static int follow;	/* --follow-fork for the runs of traced() */
+/* --only for traced() (part 6), NULL: none. */
+static const char *const *only_globs;
 
 struct result {
 	double seconds;
@@ -84,6 +89,7 @@ static int traced(char **argv, int mode, size_t ring, struct result *r)
 	o.soft_mode = mode;
 	o.buffer_size = ring;
 	o.follow_fork = follow;
+	o.only = only_globs;
 	fd = open("/dev/null", O_WRONLY);
 	dup2(fd, 1);		/* the program's output */
 	ret = bt_target_launch(&t, &o, argv);
@@ -313,7 +319,37 @@ static int bench_fork(void)
 	return 0;
 }
 
-/* bench/recorder [python|compute|depth|stops|fork]...: those parts only. */
+static int bench_only(void)
+{
+	static const char *only[] = { "libc_heavy_dyn", NULL };
+	char *s[] = { "build/targets/libc_heavy_dyn", "10", "33554432", NULL };
+	char *b[] = { "build/targets/libc_heavy_dyn", "40", "33554432", NULL };
+	char *w[] = { "build/targets/libc_heavy_dyn", "400", "4194304", NULL };
+	struct result f, r;
+	double ratio, n;
+	int ret = -1;
+
+	only_globs = only;
+	printf("--only the executable, its work in libc (32 MiB buffers):\n");
+	if (warm_ratio(s, b, &ratio) < 0)
+		goto out;
+	printf("  traced / untraced after warm-up: %.2fx (goal <= 1.2x): %s\n",
+	       ratio, ratio <= 0 ? "noise (the machine's load moved more than the work)" :
+	       bench_verdict(ratio <= 1.2));
+	n = bench_run_cmd(w);
+	if (n < 0 || traced(w, BT_SOFT_FAST, 0, &f) < 0 ||
+	    traced(w, BT_SOFT_RECORD, 0, &r) < 0)
+		goto out;
+	printf("libc_heavy_dyn 400 x 4 MiB --only: untraced %.3f s, fast %.3f s (%.2fx, %llu stops), record %.3f s (%.2fx, %llu stops)\n",
+	       n, f.seconds, f.seconds / n, (unsigned long long)f.stats.stops,
+	       r.seconds, r.seconds / n, (unsigned long long)r.stats.stops);
+	ret = 0;
+out:
+	only_globs = NULL;
+	return ret;
+}
+
+/* bench/recorder [python|compute|depth|stops|fork|only]...: those parts only. */
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -325,6 +361,7 @@ int main(int argc, char **argv)
 		{ "depth", bench_depth },
 		{ "stops", bench_stops },
 		{ "fork", bench_fork },
+		{ "only", bench_only },
 	};
 	size_t i;
 	int a, ret = 0;

@@ -10,14 +10,15 @@
  * is the recorder's: its traps and faults go to the recorder first, and
  * it leaves before anything looks at its registers or its history.
  *
- * With module filters or --from the recorder is not made (it does not run
- * untraced code natively) and this backend is the fast mode.
- *
  * Each process of a followed tree has its own recorder (rec_procs.h): a
  * fork child a copy of its parent's, taken at the parent's fork event; a
  * followed child that execs a fresh one.  A vfork child, until it execs
  * or exits, and a child whose recorder could not be made, are stepped by
  * the fast mode ("foreign" threads).
+ *
+ * Untraced code (module filters, --from before its symbol) runs natively:
+ * backend_native.c; in the target's own process only (a followed child
+ * records all its code).
  */
 #include <stdint.h>
 #include <sys/ptrace.h>
@@ -26,6 +27,7 @@
 #include "backend/soft/fast.h"
 #include "btrace/error.h"
 #include "internal.h"
+#include "rec/backend_native.h"
 #include "rec/rec_procs.h"
 #include "rec/recorder.h"
 #include "tracer/aspace.h"
@@ -91,14 +93,31 @@ static int stop_in(struct bt_target *t, pid_t pid, uint64_t addr)
 	return bt_aspace_kinds(bt_target_aspace(t, pid), addr) != 0;
 }
 
+/*
+ * A debugger's breakpoint, or the dynamic loader's hook; not the int3s
+ * that only native code meets (the fast mode's, the recorder's own).
+ */
 static int host_stop_at(struct bt_target *t, uint64_t addr)
 {
-	return stop_in(t, cur_pid(t), addr);
+	pid_t pid = cur_pid(t);
+	unsigned kinds = bt_aspace_kinds(bt_target_aspace(t, pid), addr);
+
+	return (kinds & BT_BP_MASK(BT_BP_USER)) ||
+	       ((kinds & BT_BP_MASK(BT_BP_BACKEND)) && pid == t->pid &&
+		bt_fast_hook_at(t, addr));
 }
 
+/* Untraced code runs natively in the target's own process only. */
+static int host_untraced(struct bt_target *t, uint64_t addr)
+{
+	return cur_pid(t) == t->pid && rec_native_untraced(t, addr);
+}
+
+/* The hook is in before anything is translated, and goes with exec. */
 static uint64_t host_stops_version(struct bt_target *t)
 {
-	return bt_aspace_version(bt_target_aspace(t, cur_pid(t)));
+	return bt_aspace_version_of(bt_target_aspace(t, cur_pid(t)),
+				    BT_BP_MASK(BT_BP_USER));
 }
 
 /* The program's code as it sees it: every int3 of btrace hidden. */
@@ -152,20 +171,21 @@ static const struct bt_recorder_host host = {
 	.branch = host_branch,
 	.gap = host_gap,
 	.maps_changed = host_maps_changed,
+	.untraced = host_untraced,
+	.native_on = rec_native_on,
+	.native = rec_native_host,
 };
 
 /* ---- lifetime --------------------------------------------------------- */
 
 static int record_init(struct bt_target *t)
 {
-	const struct bt_target_opts *o = &t->opts;
-	int filtered = (o->only && o->only[0]) || (o->exclude && o->exclude[0]);
 	struct rec_procs *s;
 	struct bt_recorder *r;
 	int ret;
 
 	ret = fast->init(t);
-	if (ret < 0 || filtered || o->from_sym)
+	if (ret < 0)
 		return ret;
 	ret = bt_recorder_alloc(&r, t, &host);
 	s = ret < 0 ? NULL : rec_procs_alloc(t->pid, r, &host);
@@ -187,6 +207,7 @@ static void record_fini(struct bt_target *t)
 
 static void record_thread_end(struct bt_target *t, struct bt_thread *th)
 {
+	bt_recorder_step_unlift(recorder_of(t, th), th);
 	bt_recorder_thread_end(recorder_of(t, th), th);
 	fast->thread_end(t, th);
 	rec_proc_thread_end(t, th);
@@ -194,10 +215,20 @@ static void record_thread_end(struct bt_target *t, struct bt_thread *th)
 
 /* ---- resuming --------------------------------------------------------- */
 
+/* Step the instruction at @regs->rip, an int3 of the recorder's there
+ * lifted meanwhile. */
+static int step_insn(struct bt_target *t, struct bt_thread *th,
+		     struct user_regs_struct *regs, struct bt_recorder *r)
+{
+	bt_recorder_step_lift(r, th, regs->rip);
+	return bt_fast_step_insn(t, th, regs);
+}
+
 /*
  * Run @th, at original pc @regs->rip, where the fast mode would run a
- * chain: into its translation, or one step where it cannot go (and after
- * it left one).  Never an int3 in the program's code.
+ * chain: into its translation, natively in untraced code, or one step
+ * where it cannot go (and after it left one).  Never an int3 in the
+ * program's code.
  */
 static int record_run(struct bt_target *t, struct bt_thread *th,
 		      struct user_regs_struct *regs, struct bt_recorder *r)
@@ -211,8 +242,9 @@ static int record_run(struct bt_target *t, struct bt_thread *th,
 	 */
 	if (bt_fast_stepping(th, NULL) && th->why == BT_TS_EVENT)
 		return bt_fast_restep(th);
+	bt_recorder_gs_own(r, th, regs);
 	if (bt_recorder_left_step(r, th))
-		return bt_fast_step_insn(t, th, regs);
+		return step_insn(t, th, regs, r);
 	if (host_translatable(t, regs->rip)) {
 		ret = bt_recorder_enter(r, th, regs);
 		if (ret < 0)
@@ -220,7 +252,10 @@ static int record_run(struct bt_target *t, struct bt_thread *th,
 		if (ret == 1)
 			return bt_fast_cont(th);
 	}
-	return bt_fast_step_insn(t, th, regs);
+	ret = pid_of(t, th) == t->pid ? rec_native_run(t, th, regs) : 0;
+	if (ret)
+		return ret < 0 ? ret : 0;
+	return step_insn(t, th, regs, r);
 }
 
 /*
@@ -289,12 +324,19 @@ static int record_trap(struct bt_target *t, struct bt_thread *th,
 
 	if (!procs_of(t))
 		return fast->trap(t, th, si);
+	bt_recorder_step_unlift(r, th);
 	if (bt_recorder_in(r, th)) {
 		/* killed since the trap: its end is what to report */
 		if (bt_thread_regs(th, &regs) < 0)
 			return 1;
-		return bt_recorder_trap(r, th, si) != BT_RECORDER_NOT_OURS;
+		if (bt_recorder_trap(r, th, si) != BT_RECORDER_NOT_OURS)
+			return 1;
+		if (bt_recorder_in(r, th))
+			return 0;
+		/* it had left natively: its trap is judged as such below */
 	}
+	if (pid_of(t, th) == t->pid && rec_native_trap(t, th, si))
+		return 1;
 	if (bt_fast_stepping(th, &from) && si->si_code == SI_KERNEL &&
 	    bt_thread_regs(th, &regs) == 0 && regs.rip - 1 == from &&
 	    !stop_in(t, pid_of(t, th), from)) {
@@ -312,6 +354,7 @@ static int record_signalled(struct bt_target *t, struct bt_thread *th)
 {
 	struct bt_recorder *r = recorder_of(t, th);
 
+	bt_recorder_step_unlift(r, th);
 	if (bt_recorder_in(r, th)) {
 		if (bt_recorder_fault(r, th, &th->si))
 			return 1;
@@ -349,6 +392,7 @@ static void record_release(struct bt_target *t)
 		rec_procs_pick(s, s->p[i].pid);
 		bt_recorder_release(s->p[i].r);
 	}
+	bt_aspace_remove_kind(bt_target_aspace(t, t->pid), BT_BP_RECORDER);
 }
 
 /* ---- the history ------------------------------------------------------ */
@@ -386,14 +430,24 @@ static int record_probe(char *why, size_t size)
 	return fast->probe(why, size);
 }
 
+/* A followed fork child is stepped: its copies of our int3s go. */
 static int record_thread_start(struct bt_target *t, struct bt_thread *th)
 {
+	struct bt_aspace *as = bt_target_aspace(t, t->pid);
+
+	if (th->tgid && th->tgid != t->pid && as)
+		bt_aspace_fork_clean(as, th->tgid, BT_BP_MASK(BT_BP_RECORDER));
 	return fast->thread_start(t, th);
 }
 
+/* A vfork child runs in this memory: no int3 of ours either. */
 static void record_fork(struct bt_target *t, pid_t child, int shared)
 {
+	struct bt_aspace *as = bt_target_aspace(t, t->pid);
+
 	fast->fork(t, child, shared);
+	if (shared && as && bt_aspace_count(as) && !bt_aspace_lifted_all(as))
+		bt_aspace_lift_all(as);
 }
 
 static void record_signal(struct bt_target *t, struct bt_thread *th, int sig)

@@ -229,7 +229,8 @@ int bt_recorder_fault(struct bt_recorder *r, struct bt_thread *th,
 	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
 	struct user_regs_struct regs;
 
-	if (!rt || !rt->in || bt_thread_regs(th, &regs) < 0)
+	if (!rt || !rt->in || bt_thread_regs(th, &regs) < 0 ||
+	    !rc_zone_of(r, regs.rip))
 		return 0;
 	return wrap_fault(r, rt, &regs, si);
 }
@@ -270,7 +271,9 @@ static int exit_ibl(struct bt_recorder *r, struct rthread *rt,
 	const struct rx_point *p = &pt;
 	uint64_t target = regs->rdx, trans;
 
-	if (!r->host.translatable(r->t, target) ||
+	if (rc_native_exit(r, rt->th, regs->rip, target, &trans) == 0) {
+		/* untraced: a native exit, entered as a translation */
+	} else if (!r->host.translatable(r->t, target) ||
 	    rc_translate(r, rt->th, target, RX_PEND_NONE, &trans) < 0) {
 		regs_restore(r, rt, regs, p->mask, 0);
 		leave_at(r, rt, regs, target, RX_PEND_NONE);
@@ -323,6 +326,8 @@ int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
 	if (!rt || !rt->in || si->si_code != SI_KERNEL ||
 	    bt_thread_regs(th, &regs) < 0)
 		return BT_RECORDER_NOT_OURS;
+	if (rc_native_out(r, rt, &regs, regs.rip - 1))
+		return BT_RECORDER_NOT_OURS;	/* a native thread's trap */
 	r->trapping = 1;
 	v = exit_at(r, rt, &regs, regs.rip - 1);
 	r->trapping = 0;
@@ -340,6 +345,9 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 	int i, sig;
 
 	if (!rt || !rt->in || th->state != BT_TH_STOPPED)
+		return;
+	if (bt_thread_regs(th, &regs) == 0 &&
+	    rc_native_out(r, rt, &regs, regs.rip))
 		return;
 	for (i = 0; i < STEP_MAX; i++) {
 		siginfo_t si;

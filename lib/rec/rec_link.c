@@ -201,6 +201,7 @@ static void return_sites(struct bt_recorder *r, struct bt_thread *th,
 		if (!b || !b->trans[q[i].pend] ||
 		    (b->term != RB_CALL && b->term != RB_ICALL))
 			continue;
+		rc_native_ret(r, b->next);
 		site = rc_block_find(r, b->next);
 		if (site && site->trans[RX_PEND_NONE])
 			rc_table_insert(r, b->next,
@@ -368,6 +369,7 @@ void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 	for (i = 0; i < CODE_PAGES; i++)
 		if (r->pages[i].addr + 4096 > lo && r->pages[i].addr < hi)
 			r->pages[i].valid = 0;
+	rc_native_gone(r, lo, hi);
 	r->host.maps_changed(r->t);
 }
 

@@ -158,6 +158,7 @@ void bt_recorder_reset(struct bt_recorder *r)
 		return;
 	rc_blocks_clear(r);
 	rc_index_clear(&r->links);
+	rc_native_reset(r);
 	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
 	for (i = 0; i < r->nzone; i++) {
 		free(r->zone[i].pts);
@@ -229,6 +230,7 @@ void bt_recorder_free(struct bt_recorder *r)
 	rec_walker_release(&r->drain_w);
 	free(r->emitbuf);
 	free(r->pages);
+	rc_native_free(r);
 	rx_free(r->x);
 	free(r);
 }

@@ -26,6 +26,11 @@
  *   host's callbacks (so the history stays one, in order, with what the
  *   fast mode records itself).  The backend calls it before a signal is
  *   judged, when a stop is reported, before a capture and before detach.
+ * - A thread may leave natively for untraced code (the host's untraced()
+ *   says where): it stays "in" until its next stop, where
+ *   bt_recorder_trap() (then BT_RECORDER_NOT_OURS), bt_recorder_fault() or
+ *   bt_recorder_leave() find it outside every zone, decode its ring and
+ *   hand it to the host's native(), out.
  * - Nothing the program can see holds a translated address once a thread
  *   has left: return addresses pushed are the original ones, and a fault
  *   in translated code is reported at the original instruction.
@@ -35,8 +40,9 @@
  * lookup tables), rec_link.c (translating, linking, and invalidation of
  * code that goes away), rec_slot.c (a thread's ring and control block),
  * rec_drain.c (the ring decoder, pure), rec_dispatch.c (entering,
- * trapping, leaving, faults mapped back to the original pc), recorder.c
- * (lifetime and threads); recorder_int.h holds what they share.
+ * trapping, leaving, faults mapped back to the original pc), rec_native.c
+ * (untraced code: native exits, the int3s native code comes back at),
+ * recorder.c (lifetime and threads); recorder_int.h holds what they share.
  *
  * Internal to the library.
  */
@@ -69,6 +75,14 @@ struct bt_recorder_host {
 		    int reason);
 	/* The process's mappings of code may have changed. */
 	void (*maps_changed)(struct bt_target *t);
+	/* May a translation leave natively to @addr (untraced code)? */
+	int (*untraced)(struct bt_target *t, uint64_t addr);
+	/* Native code may run from now on: bt_recorder_native_on() and the
+	 * host's own re-entry points (bt_recorder_reentry_add()). */
+	void (*native_on)(struct bt_target *t);
+	/* @th left its translation natively to @left_to: the host runs it. */
+	void (*native)(struct bt_target *t, struct bt_thread *th,
+		       uint64_t left_to);
 };
 
 /* Returns 0 or -bte_nomem; bt_recorder_free accepts NULL. */
@@ -148,6 +162,30 @@ void bt_recorder_thread_end(struct bt_recorder *r, struct bt_thread *th);
  */
 void bt_recorder_invalidate(struct bt_recorder *r, uint64_t lo,
 			    uint64_t hi);
+
+/*
+ * Untraced code (rec_native.c).  Native code may come back into
+ * translated code from now on: translated calls' return sites get int3s of
+ * the recorder's (BT_BP_RECORDER), which translations never see.  Returns
+ * 1 the first time, 0 after.
+ */
+int bt_recorder_native_on(struct bt_recorder *r);
+
+/* One more such int3, at @addr (a traced function's entry).  0 or < 0. */
+int bt_recorder_reentry_add(struct bt_recorder *r, uint64_t addr);
+
+/*
+ * @th is about to be stepped at @pc: an int3 of ours there is lifted
+ * until bt_recorder_step_unlift() (at its next stop).
+ */
+void bt_recorder_step_lift(struct bt_recorder *r, struct bt_thread *th,
+			   uint64_t pc);
+void bt_recorder_step_unlift(struct bt_recorder *r, struct bt_thread *th);
+
+/* @th (stopped, out) has another thread's control block at its gs base
+ * (cloned by native code): it gets the program's value back. */
+void bt_recorder_gs_own(struct bt_recorder *r, struct bt_thread *th,
+			struct user_regs_struct *regs);
 
 /* Blocks translated so far (statistics). */
 uint64_t bt_recorder_blocks(const struct bt_recorder *r);

@@ -74,6 +74,7 @@ struct rthread {
 	uint64_t whi;			/* its high half of targets, ~0: none */
 	uint64_t gone_start, gone_end;	/* code its last syscall may take away */
 	int left_step;			/* it left to step the instruction */
+	uint64_t lifted;		/* our int3 lifted for its step */
 };
 
 struct code_page {
@@ -114,6 +115,7 @@ struct bt_recorder {
 	uint8_t *ringbuf;		/* a copy of a ring, for decoding */
 	struct rec_walker drain_w;	/* its records buffer, kept */
 	uint8_t *emitbuf;
+	struct rnative *nat;		/* untraced code (rec_native.c) */
 };
 
 /* recorder.c: threads and setting up */
@@ -186,5 +188,16 @@ int rc_ring_put(struct bt_recorder *r, struct rthread *rt, const void *rec,
 		size_t len);
 int rc_ring_sync(struct bt_recorder *r, struct rthread *rt, uint64_t pc);
 void rc_drain(struct bt_recorder *r, struct rthread *rt, uint64_t stop);
+
+/* rec_native.c: untraced code run natively */
+int rc_native_exit(struct bt_recorder *r, struct bt_thread *th, uint64_t near,
+		   uint64_t target, uint64_t *trans);
+int rc_native_out(struct bt_recorder *r, struct rthread *rt,
+		  struct user_regs_struct *regs, uint64_t pc);
+void rc_native_ret(struct bt_recorder *r, uint64_t site);
+void rc_native_flush(struct bt_recorder *r);
+void rc_native_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi);
+void rc_native_reset(struct bt_recorder *r);
+void rc_native_free(struct bt_recorder *r);
 
 #endif /* BTRACE_RECORDER_INT_H */

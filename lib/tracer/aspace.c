@@ -32,6 +32,7 @@ struct bt_aspace {
 	struct bt_bp *bp;
 	size_t nbp, cap;	/* cap: 0 or a power of two */
 	uint64_t version;
+	uint64_t kversion[BT_BP_NKINDS];	/* the same, kind by kind */
 	int via_task;		/* fd opened through a thread, not the leader */
 	int lifted_all;		/* no int3 written: a vfork child runs */
 };
@@ -301,8 +302,10 @@ int bt_aspace_insert(struct bt_aspace *as, uint64_t addr, int kind)
 		if (ret < 0)
 			return ret;
 	}
-	if (b->count[kind]++ == 0)
+	if (b->count[kind]++ == 0) {
 		as->version++;
+		as->kversion[kind]++;
+	}
 	return 0;
 }
 
@@ -315,8 +318,10 @@ int bt_aspace_remove(struct bt_aspace *as, uint64_t addr, int kind)
 		return bt_fail(bte_noent, 0,
 			       "no breakpoint of kind %d at 0x%llx", kind,
 			       (unsigned long long)addr);
-	if (--b->count[kind] == 0)
+	if (--b->count[kind] == 0) {
 		as->version++;
+		as->kversion[kind]++;
+	}
 	if (bp_held(b))
 		return 0;
 	if (!b->lifted)
@@ -350,6 +355,17 @@ int bt_aspace_orig(const struct bt_aspace *as, uint64_t addr, uint8_t *orig)
 uint64_t bt_aspace_version(const struct bt_aspace *as)
 {
 	return as->version;
+}
+
+uint64_t bt_aspace_version_of(const struct bt_aspace *as, unsigned mask)
+{
+	uint64_t v = 0;
+	int k;
+
+	for (k = 0; k < BT_BP_NKINDS; k++)
+		if (mask & BT_BP_MASK(k))
+			v += as->kversion[k];
+	return v;
 }
 
 size_t bt_aspace_count(const struct bt_aspace *as)
@@ -541,11 +557,15 @@ int bt_aspace_fork(const struct bt_aspace *as, pid_t child, unsigned mask,
 
 static void bp_clear(struct bt_aspace *as)
 {
+	int k;
+
 	free(as->bp);
 	as->bp = NULL;
 	as->nbp = as->cap = 0;
 	as->lifted_all = 0;
 	as->version++;
+	for (k = 0; k < BT_BP_NKINDS; k++)
+		as->kversion[k]++;
 }
 
 void bt_aspace_exec(struct bt_aspace *as)
@@ -593,6 +613,7 @@ void bt_aspace_remove_kind(struct bt_aspace *as, int kind)
 		}
 		b->count[kind] = 0;
 		as->version++;
+		as->kversion[kind]++;
 		if (bp_held(b)) {
 			i++;
 			continue;

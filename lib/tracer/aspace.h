@@ -119,6 +119,9 @@ int bt_aspace_orig(const struct bt_aspace *as, uint64_t addr, uint8_t *orig);
 /* Changes whenever the set of breakpoints (address, kind) changes. */
 uint64_t bt_aspace_version(const struct bt_aspace *as);
 
+/* The same for the breakpoints of the kinds in @mask (BT_BP_MASK bits). */
+uint64_t bt_aspace_version_of(const struct bt_aspace *as, unsigned mask);
+
 /* How many addresses hold an int3. */
 size_t bt_aspace_count(const struct bt_aspace *as);
 

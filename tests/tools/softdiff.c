@@ -19,6 +19,12 @@
  *     each other: joins, locks).
  * -V: where both histories are inside the vDSO they may differ (its clock
  *     reads retry when the clock moved meanwhile, and tracing takes time).
+ * -o GLOB, -x GLOB: --only, --exclude in the checked run (and in the
+ *     reference if it is fast); a stepped reference records everything, and
+ *     its history is then filtered as the modes record one: the branch
+ *     into untraced code kept, what ran there dropped, the way back an
+ *     untraced gap.  Gaps are compared by where they lead.
+ * -F SYMBOL: --from, in both runs (the reference must be fast).
  * -s, -f: run one mode only and report it (for benchmarks).
  * -v: write each thread's history to softdiff.step.N, softdiff.fast.N.
  * A dynamically linked program's path through the loader depends on
@@ -32,6 +38,7 @@
  * Prints one line per run with branches and ptrace stops, and exits 0 when
  * the histories agree, 1 at the first difference (printed), 2 on errors.
  */
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +72,8 @@ static int only_mode = -1;
 static uint64_t vdso_start, vdso_end;	/* the last run's [vdso] */
 static size_t buffer_mib = 64;
 static int ref_mode = BT_SOFT_STEP, cmp_mode = BT_SOFT_FAST;
+static const char *only[16], *exclude[16], *from_sym;
+static size_t nonly, nexclude;
 
 static const char *mode_name(int mode)
 {
@@ -131,6 +140,88 @@ static void vdso_find(pid_t pid)
 	fclose(f);
 }
 
+/* Code of the modules the filters trace, as the soft backend tells it. */
+struct region {
+	uint64_t lo, hi;
+	int traced;
+};
+static struct region regions[512];
+static size_t nregions;
+
+static int glob_match(const char *const *globs, size_t n, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < n; i++)
+		if (!fnmatch(globs[i], path, 0) || !fnmatch(globs[i], base, 0))
+			return 1;
+	return 0;
+}
+
+static void regions_find(pid_t pid)
+{
+	char path[64], line[1024], file[768], perm[8];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	nregions = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && nregions < 512) {
+		struct region *r = &regions[nregions];
+
+		file[0] = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %*s %767s",
+			   &r->lo, &r->hi, perm, file) < 3 || perm[2] != 'x')
+			continue;
+		r->traced = !(nonly && !(file[0] && glob_match(only, nonly, file))) &&
+			    !(nexclude && file[0] && glob_match(exclude, nexclude, file));
+		nregions++;
+	}
+	fclose(f);
+}
+
+static int addr_traced(uint64_t a)
+{
+	size_t i;
+
+	for (i = 0; i < nregions; i++)
+		if (a >= regions[i].lo && a < regions[i].hi)
+			return regions[i].traced;
+	return 1;
+}
+
+/* A stepped history as the filters would have it (-o, -x). */
+static void history_filter(struct history *h)
+{
+	size_t i, n = 0;
+	int native = h->n && !addr_traced(h->rec[0].from);
+	uint64_t left_to = 0;
+
+	for (i = 0; i < h->n; i++) {
+		struct bt_rec_branch r = h->rec[i];
+
+		if (native) {
+			if (r.kind == BT_BR_GAP || !addr_traced(r.to))
+				continue;
+			r.from = left_to;
+			r.kind = BT_BR_GAP;
+			r.gap = BT_GAP_UNTRACED;
+			r.flags = 0;
+			r.ninsn = 0;
+			native = 0;
+		} else if (r.kind != BT_BR_GAP && !addr_traced(r.to)) {
+			native = 1;
+			left_to = r.to;
+		}
+		h->rec[n++] = r;
+	}
+	h->n = n;
+}
+
 static int in_vdso(const struct bt_rec_branch *r)
 {
 	return r->from >= vdso_start && r->from < vdso_end;
@@ -152,6 +243,11 @@ static int run_one(int mode, char **argv, struct run *run)
 	o.soft_mode = mode;
 	o.buffer_size = buffer_mib << 20;
 	o.follow_fork = follow;
+	if (mode != BT_SOFT_STEP) {
+		o.only = nonly ? only : NULL;
+		o.exclude = nexclude ? exclude : NULL;
+	}
+	o.from_sym = from_sym;
 	ret = bt_target_launch(&t, &o, argv);
 	if (ret < 0) {
 		fprintf(stderr, "softdiff: cannot launch %s: %s (%s)\n",
@@ -172,6 +268,7 @@ static int run_one(int mode, char **argv, struct run *run)
 	}
 	run->seconds = now() - t0;
 	vdso_find(bt_target_pid(t));
+	regions_find(bt_target_pid(t));
 	run->stop_tid = stop.tid;
 	run->reason = stop.reason;
 	run->signal = stop.signal;
@@ -181,7 +278,10 @@ static int run_one(int mode, char **argv, struct run *run)
 
 		if (bt_target_capture(t, tids[i], &cap) < 0)
 			continue;
-		history_load(&run->th[run->nth++], &cap);
+		history_load(&run->th[run->nth], &cap);
+		if (mode == BT_SOFT_STEP && (nonly || nexclude))
+			history_filter(&run->th[run->nth]);
+		run->nth++;
 		bt_capture_release(&cap);
 	}
 	bt_target_stats(t, &run->stats);
@@ -280,6 +380,9 @@ static int compare(const struct run *ref, const struct run *fast)
 
 			if (loose)	/* the first after a vDSO divergence */
 				x.ninsn = y.ninsn = 0;
+			if ((nonly || nexclude) && x.kind == BT_BR_GAP &&
+			    y.kind == BT_BR_GAP)
+				x.from = y.from = 0;	/* where it went: -o, -x */
 			if (!memcmp(&x, &y, sizeof(x))) {
 				ka++, kb++, loose = 0;
 				continue;
@@ -372,7 +475,7 @@ int main(int argc, char **argv)
 	static struct run ref, fast;
 	int opt, ret, tries;
 
-	while ((opt = getopt(argc, argv, "+tvsfkVSm:b:B:")) != -1) {
+	while ((opt = getopt(argc, argv, "+tvsfkVSm:b:B:o:x:F:")) != -1) {
 		if (opt == 'm' && (cmp_mode = mode_parse(optarg)) < 0)
 			goto usage;
 		else if (opt == 'b' && (ref_mode = mode_parse(optarg)) < 0)
@@ -393,6 +496,12 @@ int main(int argc, char **argv)
 			only_mode = cmp_mode;
 		else if (opt == 'k')
 			follow = 1;
+		else if (opt == 'o' && nonly < 15)
+			only[nonly++] = optarg;
+		else if (opt == 'x' && nexclude < 15)
+			exclude[nexclude++] = optarg;
+		else if (opt == 'F')
+			from_sym = optarg;
 		else if (opt == 'v')
 			verbose = 1;
 		else
@@ -425,6 +534,6 @@ int main(int argc, char **argv)
 		printf("same histories\n");
 	return ret;
 usage:
-	fprintf(stderr, "usage: softdiff [-t] [-v] [-k] [-V] [-S] [-B MIB] [-b MODE] [-m MODE] [-s|-f] -- PROGRAM [ARGS...]\n");
+	fprintf(stderr, "usage: softdiff [-t] [-v] [-k] [-V] [-S] [-B MIB] [-b MODE] [-m MODE] [-o GLOB] [-x GLOB] [-F SYM] [-s|-f] -- PROGRAM [ARGS...]\n");
 	return 2;
 }

@@ -208,6 +208,37 @@ static void version_changes(void **state)
 	child_end(pid);
 }
 
+/* The version of some kinds moves with theirs alone. */
+static void version_of_kinds(void **state)
+{
+	pid_t pid = child_start();
+	uint64_t at = (uint64_t)&page[220], v, all;
+	const unsigned user = BT_BP_MASK(BT_BP_USER);
+	struct bt_aspace *as;
+
+	assert_int_equal(bt_aspace_alloc(pid, &as), 0);
+	v = bt_aspace_version_of(as, user);
+	all = bt_aspace_version(as);
+	assert_int_equal(bt_aspace_insert(as, at, BT_BP_RECORDER), 0);
+	assert_int_equal(bt_aspace_insert(as, at + 1, BT_BP_BACKEND), 0);
+	assert_true(bt_aspace_version_of(as, user) == v);
+	assert_true(bt_aspace_version(as) != all);
+	assert_true(bt_aspace_version_of(as, BT_BP_MASK(BT_BP_RECORDER)) != 0);
+	assert_int_equal(bt_aspace_insert(as, at, BT_BP_USER), 0);
+	assert_true(bt_aspace_version_of(as, user) != v);
+	v = bt_aspace_version_of(as, user);
+	assert_int_equal(bt_aspace_remove(as, at, BT_BP_RECORDER), 0);
+	bt_aspace_remove_kind(as, BT_BP_BACKEND);
+	assert_true(bt_aspace_version_of(as, user) == v);
+	assert_int_equal(bt_aspace_remove(as, at, BT_BP_USER), 0);
+	assert_true(bt_aspace_version_of(as, user) != v);
+	v = bt_aspace_version_of(as, user);
+	bt_aspace_exec(as);
+	assert_true(bt_aspace_version_of(as, user) != v);
+	bt_aspace_free(as);
+	child_end(pid);
+}
+
 /* Lifts are counted: the int3 is back after the last one. */
 static void lift_counted(void **state)
 {
@@ -438,6 +469,7 @@ int main(void)
 		cmocka_unit_test_setup(read_hidden, setup),
 		cmocka_unit_test_setup(write_keeps, setup),
 		cmocka_unit_test_setup(version_changes, setup),
+		cmocka_unit_test_setup(version_of_kinds, setup),
 		cmocka_unit_test_setup(lift_counted, setup),
 		cmocka_unit_test_setup(fork_clean, setup),
 		cmocka_unit_test_setup(remove_kind, setup),

@@ -92,4 +92,45 @@ void bt_fast_step_ran(struct bt_target *t, struct bt_thread *th);
 /* Let @th run on (PTRACE_CONT), the fast mode expecting no step of it. */
 int bt_fast_cont(struct bt_thread *th);
 
+/*
+ * Untraced code (fast_native.c).  Code at @addr is in a module traced by
+ * the filters (or in none)?
+ */
+int bt_fast_traced(struct bt_target *t, uint64_t addr);
+
+/* Tracing is armed (--from reached, or none given)? */
+int bt_fast_armed(struct bt_target *t);
+
+/* Is @addr the dynamic loader's hook, where a pending trigger resolves? */
+int bt_fast_hook_at(struct bt_target *t, uint64_t addr);
+
+/*
+ * @th runs natively from @left_to, the first untraced address it went to
+ * (its history has the branch there): the fast mode's own untraced state,
+ * resumed with PTRACE_CONT until it comes back.
+ */
+void bt_fast_native_set(struct bt_thread *th, uint64_t left_to);
+
+/* Does @th run natively?  *@left_to: where it went. */
+int bt_fast_native(const struct bt_thread *th, uint64_t *left_to);
+
+/* @th, native, came back into traced code at @at: an untraced gap. */
+void bt_fast_native_back(struct bt_target *t, struct bt_thread *th,
+			 uint64_t at);
+
+/*
+ * @th, running its chain natively, stopped at @at on an int3 not the fast
+ * mode's: the chain is committed up to @at, which stands for the caller
+ * to run.
+ */
+void bt_fast_chain_cut(struct bt_target *t, struct bt_thread *th,
+		       uint64_t at);
+
+/* @fn for each function symbol of the modules mapped now; @fn's non-zero
+ * stops the walk and is returned. */
+int bt_fast_syms_each(struct bt_target *t,
+		      int (*fn)(struct bt_target *t, const char *name,
+				uint64_t addr, void *ctx),
+		      void *ctx);
+
 #endif /* BTRACE_FAST_H */

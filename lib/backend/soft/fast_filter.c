@@ -179,7 +179,7 @@ static int syms_module(Dwfl_Module *mod, void **userdata, const char *name,
 }
 
 /* Call @fn for each function symbol of the modules mapped now. */
-static int fast_syms_each(struct bt_target *t,
+int fast_syms_each(struct bt_target *t,
 			  int (*fn)(struct bt_target *t, const char *name,
 			  uint64_t addr, void *ctx),
 			  void *ctx)

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recorder's backend and untraced code (backend_native.h).
+ *
+ * The re-entry points: every function entry of a traced module (callbacks),
+ * found in the symbols of the modules mapped when a thread first runs
+ * natively (as the fast mode's) and in their unwind tables (stripped ones:
+ * rec_entries.c), the program's entry point, and every return site of a
+ * translated call.  The history is the fast mode's: the branch into
+ * untraced code, then an untraced gap from where it went to where it came
+ * back.
+ */
+#include <sys/ptrace.h>
+
+#include "btrace/branch.h"
+#include "btrace/error.h"
+#include "internal.h"
+#include "backend/soft/fast.h"
+#include "rec/backend_native.h"
+#include "rec/rec_procs.h"
+#include "rec/recorder.h"
+#include "tracer/aspace.h"
+#include "tracer/tracer.h"
+
+int rec_native_untraced(struct bt_target *t, uint64_t addr)
+{
+	return bt_fast_armed(t) && !bt_fast_traced(t, addr);
+}
+
+static int entry_add(struct bt_target *t, const char *name, uint64_t addr,
+		     void *ctx)
+{
+	(void)name;
+	if (bt_fast_code_stable(t, addr))
+		bt_recorder_reentry_add(ctx, addr);
+	return 0;
+}
+
+void rec_native_on(struct bt_target *t)
+{
+	struct rec_procs *s = bt_fast_above(t);
+	struct bt_recorder *r = s ? s->p[0].r : NULL;
+
+	if (r && bt_recorder_native_on(r)) {
+		bt_fast_syms_each(t, entry_add, r);
+		rec_native_entries(t, r);
+	}
+}
+
+void rec_native_host(struct bt_target *t, struct bt_thread *th,
+		     uint64_t left_to)
+{
+	rec_native_on(t);
+	bt_fast_native_set(th, left_to);
+}
+
+int rec_native_run(struct bt_target *t, struct bt_thread *th,
+		   struct user_regs_struct *regs)
+{
+	if (!rec_native_untraced(t, regs->rip))
+		return 0;
+	rec_native_host(t, th, regs->rip);
+	return bt_thread_restart(th, PTRACE_CONT, 0) < 0 ? -bte_ptrace : 1;
+}
+
+int rec_native_trap(struct bt_target *t, struct bt_thread *th,
+		    const siginfo_t *si)
+{
+	struct bt_aspace *as = bt_target_aspace(t, t->pid);
+	struct user_regs_struct regs;
+	uint64_t at, from;
+	unsigned kinds;
+
+	if (si->si_code != SI_KERNEL || bt_thread_regs(th, &regs) < 0)
+		return 0;
+	at = regs.rip - 1;
+	kinds = bt_aspace_kinds(as, at);
+	if (!(kinds & BT_BP_MASK(BT_BP_RECORDER)) ||
+	    (kinds & BT_BP_MASK(BT_BP_USER)))
+		return 0;
+	if (bt_fast_native(th, NULL)) {
+		if (!bt_fast_armed(t))
+			return 0;
+		bt_fast_native_back(t, th, at);
+	} else if (bt_fast_stepping(th, &from)) {
+		if (from != at)
+			return 0;
+		bt_fast_chain_cut(t, th, at);	/* it ran our int3, not its own */
+	} else {
+		if (kinds & BT_BP_MASK(BT_BP_BACKEND))
+			return 0;	/* the stop of the fast mode's chain */
+		bt_fast_chain_cut(t, th, at);
+	}
+	regs.rip = at;
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0)
+		return 1;	/* gone meanwhile: its end is what to report */
+	return 1;
+}
