@@ -33,9 +33,10 @@ static struct bt_recorder *recorder_of(struct bt_target *t)
 
 /* ---- what the recorder asks (struct bt_recorder_host) ---------------- */
 
+/* Traced code, whether it may change or not (rec_wp.c watches it). */
 static int host_translatable(struct bt_target *t, uint64_t addr)
 {
-	return bt_fast_code_stable(t, addr);
+	return bt_fast_code_traced(t, addr);
 }
 
 /* Any int3 of btrace's: a debugger's breakpoint, the fast mode's. */
@@ -220,18 +221,17 @@ static int record_trap(struct bt_target *t, struct bt_thread *th,
 }
 
 /*
- * A signal stop: a fault on a ring's guard page is the recorder's own;
- * anything else is judged at the program's own pc, out of the translation.
+ * A signal stop: a fault on a ring's guard page, or a write to code the
+ * recorder write-protected, is the recorder's own; anything else is judged at the program's own pc, out of the translation.
  */
 static int record_signalled(struct bt_target *t, struct bt_thread *th)
 {
 	struct bt_recorder *r = recorder_of(t);
 
-	if (bt_recorder_in(r, th)) {
-		if (bt_recorder_fault(r, th, &th->si))
-			return 1;
+	if (bt_recorder_fault(r, th, &th->si))
+		return 1;
+	if (bt_recorder_in(r, th))
 		bt_recorder_leave(r, th);
-	}
 	return fast->signalled(t, th);
 }
 
@@ -252,9 +252,19 @@ static void record_stopped(struct bt_target *t)
 	fast->stopped(t);
 }
 
+/* Every thread stopped, out; the pages the recorder write-protected
+ * given back their protection through one of them. */
 static void record_release(struct bt_target *t)
 {
+	size_t i;
+
 	leave_all(t);
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i]->state == BT_TH_STOPPED &&
+		    t->threads[i]->why != BT_TS_EVENT) {
+			bt_recorder_unprotect(recorder_of(t), t->threads[i]);
+			break;
+		}
 	fast->release(t);
 }
 

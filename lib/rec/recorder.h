@@ -50,7 +50,8 @@ struct bt_thread;
 struct bt_recorder;
 
 struct bt_recorder_host {
-	/* May code at @addr run translated (traced, not code that changes)? */
+	/* May code at @addr run translated (traced)?  Its mapping's
+	 * BT_MAP_* as the maps last said, 0 if not. */
 	int (*translatable)(struct bt_target *t, uint64_t addr);
 	/* Must translated code leave before @addr (a breakpoint, a hook)? */
 	int (*stop_at)(struct bt_target *t, uint64_t addr);
@@ -109,9 +110,20 @@ int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
  */
 int bt_recorder_left_step(struct bt_recorder *r, struct bt_thread *th);
 
-/* @th, in, stopped with another signal: its ring's guard page?  0 or 1. */
+/*
+ * @th stopped with another signal: its ring's guard page (if in), or a
+ * write to a page of code the recorder write-protected (in or not: the
+ * page's translations are dropped, and @th is left to step the write,
+ * as after BT_RECORDER_LEFT_STEP)?  0 or 1.
+ */
 int bt_recorder_fault(struct bt_recorder *r, struct bt_thread *th,
 		      const siginfo_t *si);
+
+/*
+ * Every thread is stopped (detach): pages of code the recorder
+ * write-protected get back the program's own protection, through @th.
+ */
+void bt_recorder_unprotect(struct bt_recorder *r, struct bt_thread *th);
 
 /* Bring @th (stopped, in) back to the program's own state; see above. */
 void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th);

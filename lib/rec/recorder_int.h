@@ -111,6 +111,7 @@ struct bt_recorder {
 	struct code_page *pages;	/* CODE_PAGES of them */
 	uint8_t *ringbuf;		/* a copy of a ring, for decoding */
 	uint8_t *emitbuf;
+	struct wp *wp;			/* pages of code the program may write */
 };
 
 /* recorder.c: threads and setting up */
@@ -159,6 +160,7 @@ int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
 void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
 		  uint64_t dest);
 void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi);
+void rc_code_drop(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_note_syscall(struct rthread *rt, const struct user_regs_struct *regs);
 
 /* rec_slot.c: a thread's ring and control block */
@@ -171,5 +173,17 @@ int rc_ring_put(struct bt_recorder *r, struct rthread *rt, const void *rec,
 		size_t len);
 int rc_ring_sync(struct bt_recorder *r, struct rthread *rt, uint64_t pc);
 void rc_drain(struct bt_recorder *r, struct rthread *rt, uint64_t stop);
+
+/* rec_wp.c: code the program writes (write-protected pages) */
+struct rb *rc_wp_block_get(struct bt_recorder *r, struct bt_thread *th,
+			   uint64_t a);
+void rc_wp_translated(struct bt_recorder *r, const struct rb *b,
+		      const struct zone *z, size_t first);
+void rc_wp_flush(struct bt_recorder *r);
+int rc_wp_fault(struct bt_recorder *r, struct bt_thread *th,
+		const siginfo_t *si);
+void rc_wp_syscall(struct bt_recorder *r, struct bt_thread *th,
+		   const struct user_regs_struct *regs);
+void rc_wp_free(struct bt_recorder *r);
 
 #endif /* BTRACE_RECORDER_INT_H */
