@@ -253,7 +253,8 @@ static void record_stopped(struct bt_target *t)
 }
 
 /* Every thread stopped, out; the pages the recorder write-protected
- * given back their protection through one of them. */
+ * given back their protection through one of them that is not inside a
+ * system call (nor exiting, when nothing is to give back). */
 static void record_release(struct bt_target *t)
 {
 	size_t i;
@@ -261,7 +262,9 @@ static void record_release(struct bt_target *t)
 	leave_all(t);
 	for (i = 0; i < t->nthreads; i++)
 		if (t->threads[i]->state == BT_TH_STOPPED &&
-		    t->threads[i]->why != BT_TS_EVENT) {
+		    (t->threads[i]->why == BT_TS_TRAP ||
+		     t->threads[i]->why == BT_TS_SIGNAL ||
+		     t->threads[i]->why == BT_TS_INTERRUPT)) {
 			bt_recorder_unprotect(recorder_of(t), t->threads[i]);
 			break;
 		}
