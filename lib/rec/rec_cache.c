@@ -498,7 +498,7 @@ static struct zone *zone_new(struct bt_recorder *r, struct bt_thread *th,
 			     uint64_t near)
 {
 	const int64_t hints[] = { -(256ll << 20), -(1ll << 30), 512ll << 20,
-				  1ll << 30 };
+				  1ll << 30, 768ll << 20, 1536ll << 20 };
 	struct zone *z;
 	size_t i;
 	int64_t at = -1;
