@@ -11,6 +11,10 @@
  *     (untraced big - untraced small) on compute and libc_heavy_dyn, each
  *     run the best of three (goal <= 3x); whole runs of the fast-mode
  *     bench programs as well;
+ *  4. code generated at run time: node -e with a 20-million-iteration
+ *     loop, record / untraced (goal <= 10x) and stops per taken branch
+ *     (goal <= 0.02); grep -cP on 20k lines (PCRE2's JIT), stops per
+ *     taken branch (goal <= 0.02);
  *  3. history depth: branches kept with a 1 MiB ring, record / fast
  *     (goal >= 8x), and bytes of the process's ring per taken branch
  *     (goal <= 4).
@@ -206,7 +210,46 @@ static int bench_depth(void)
 	return 0;
 }
 
-/* bench/recorder [python|compute|depth]...: those parts only. */
+static int bench_jit(void)
+{
+	char *node[] = { "node", "-e",
+		"let s = 0; for (let i = 0; i < 20000000; i++) s += i % 7; console.log(s)",
+		NULL };
+	char *grep[] = { "grep", "-cP", "^(\\d*7)\\s+fo+", "/tmp/btrace-bench-jit.txt",
+			 NULL };
+	struct result r, g;
+	double n, ng;
+	FILE *f = fopen("/tmp/btrace-bench-jit.txt", "w");
+	int i;
+
+	if (!f)
+		return -1;
+	for (i = 1; i <= 20000; i++)
+		fprintf(f, "%d foo bar\n", i);
+	fclose(f);
+	n = bench_run_cmd(node);
+	if (n < 0) {
+		printf("node: not found, skipped\n");
+		return 0;
+	}
+	ng = bench_run_cmd(grep);
+	if (traced(node, BT_SOFT_RECORD, 0, &r) < 0 ||
+	    traced(grep, BT_SOFT_RECORD, 0, &g) < 0)
+		return -1;
+	printf("node -e (20M-iteration loop): untraced %.2f s, record %.2f s: %.1fx (goal <= 10x): %s\n",
+	       n, r.seconds, r.seconds / n, bench_verdict(r.seconds / n <= 10));
+	printf("  record stops per taken branch: %.4f (%llu stops, %llu branches) (goal <= 0.02): %s\n",
+	       per_branch(&r), (unsigned long long)r.stats.stops,
+	       (unsigned long long)r.stats.branches,
+	       bench_verdict(per_branch(&r) <= 0.02));
+	printf("grep -cP, 20k lines: untraced %.3f s, record %.2f s, stops per taken branch %.4f (%llu stops) (goal <= 0.02): %s\n",
+	       ng, g.seconds, per_branch(&g), (unsigned long long)g.stats.stops,
+	       bench_verdict(per_branch(&g) <= 0.02));
+	unlink("/tmp/btrace-bench-jit.txt");
+	return 0;
+}
+
+/* bench/recorder [python|compute|depth|jit]...: those parts only. */
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -216,6 +259,7 @@ int main(int argc, char **argv)
 		{ "python", bench_python },
 		{ "compute", bench_compute },
 		{ "depth", bench_depth },
+		{ "jit", bench_jit },
 	};
 	size_t i;
 	int a, ret = 0;

@@ -13,8 +13,8 @@
  * bt_backend_soft_record, which lends it what it knows (struct
  * bt_recorder_host) and hands a thread to the fast mode (backend/soft/
  * fast.h) wherever it is outside the translation: signals and their
- * handlers, sigreturn, clone, fork, exec and exit (each stepped), code that
- * may change, untraced modules, and anything the translator refuses.
+ * handlers, sigreturn, clone, fork, exec and exit (each stepped), untraced
+ * modules, and anything the translator refuses.
  * The contract:
  * - bt_recorder_enter() moves a stopped thread at an original pc into its
  *   translation; from then on the thread is "in" (bt_recorder_in()).
@@ -33,7 +33,8 @@
  * The engine's files, along DynamoRIO's seams: rec_cache.c (the process's
  * memory, decoded blocks, zones of translations and their points, the
  * lookup tables), rec_link.c (translating, linking, and invalidation of
- * code that goes away), rec_slot.c (a thread's ring and control block),
+ * code that goes away), rec_wp.c (code the program writes: pages
+ * write-protected, the write caught), rec_slot.c (a thread's ring and control block),
  * rec_drain.c (the ring decoder, pure), rec_dispatch.c (entering,
  * trapping, leaving, faults mapped back to the original pc), recorder.c
  * (lifetime and threads); recorder_int.h holds what they share.
