@@ -11,13 +11,13 @@
  *     (untraced big - untraced small) on compute and libc_heavy_dyn, each
  *     run the best of three (goal <= 3x); whole runs of the fast-mode
  *     bench programs as well;
- *  4. code generated at run time: node -e with a 20-million-iteration
- *     loop, record / untraced (goal <= 10x) and stops per taken branch
- *     (goal <= 0.02); grep -cP on 20k lines (PCRE2's JIT), stops per
- *     taken branch (goal <= 0.02);
  *  3. history depth: branches kept with a 1 MiB ring, record / fast
  *     (goal >= 8x), and bytes of the process's ring per taken branch
  *     (goal <= 4).
+ *  4. code generated at run time: node -e with a 20-million-iteration
+ *     loop, record / untraced (goal <= 10x) and stops per taken branch
+ *     (goal <= 0.02); grep -cP on 20k lines (PCRE2's JIT), stops per
+ *     taken branch (goal <= 0.02).
  */
 #include <fcntl.h>
 #include <stdio.h>
