@@ -27,13 +27,13 @@ endif
 # each one is there (checked without running dpkg on every make).
 DEB_PKGS := libipt-dev libcapstone-dev libreadline-dev libdw-dev libelf-dev \
             libcmocka-dev pkg-config gdb python3 libzydis-dev sqlite3 \
-            xz-utils libdebuginfod-dev debuginfod
+            xz-utils libdebuginfod-dev debuginfod nodejs
 DEB_FILES := /usr/include/intel-pt.h /usr/include/capstone/capstone.h \
              /usr/include/readline/readline.h /usr/include/elfutils/libdwfl.h \
              /usr/include/libelf.h /usr/include/cmocka.h /usr/bin/pkg-config \
              /usr/bin/gdb /usr/bin/python3 /usr/include/Zydis/Zydis.h \
              /usr/bin/sqlite3 /usr/bin/xz /usr/include/elfutils/debuginfod.h \
-             /usr/bin/debuginfod
+             /usr/bin/debuginfod /usr/bin/node
 
 BUILD    := build
 LIB_SRC  := $(sort $(shell find lib -name "*.c"))

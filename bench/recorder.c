@@ -22,6 +22,10 @@
  *  6. --only the executable of a program whose work is in libc: traced /
  *     untraced after warm-up, as in 2 (goal <= 1.2x), and whole runs of
  *     libc_heavy_dyn 400 x 4 MiB, fast and record.
+ *  7. code generated at run time: node -e with a 20-million-iteration
+ *     loop, record / untraced (goal <= 10x) and stops per taken branch
+ *     (goal <= 0.02); grep -cP on 20k lines (PCRE2's JIT), stops per
+ *     taken branch (goal <= 0.02).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -349,7 +353,48 @@ out:
 	return ret;
 }
 
-/* bench/recorder [python|compute|depth|stops|fork|only]...: those parts only. */
+static int bench_jit(void)
+{
+	char *node[] = { "node", "-e",
+		"let s = 0; for (let i = 0; i < 20000000; i++) s += i % 7; console.log(s)",
+		NULL };
+	char *grep[] = { "grep", "-cP", "^(\\d*7)\\s+fo+", "/tmp/btrace-bench-jit.txt",
+			 NULL };
+	struct result r, g;
+	double n, ng;
+	FILE *f = fopen("/tmp/btrace-bench-jit.txt", "w");
+	int i;
+
+	if (!f)
+		return -1;
+	for (i = 1; i <= 20000; i++)
+		fprintf(f, "%d foo bar\n", i);
+	fclose(f);
+	n = bench_run_cmd(node);
+	if (n < 0) {
+		printf("node: not found, skipped\n");
+		return 0;
+	}
+	ng = bench_run_cmd(grep);
+	/* the default ring: branches it overwrote are not counted, so the
+	 * stops per branch of the whole run are below the ratio shown */
+	if (traced(node, BT_SOFT_RECORD, 0, &r) < 0 ||
+	    traced(grep, BT_SOFT_RECORD, 0, &g) < 0)
+		return -1;
+	printf("node -e (20M-iteration loop): untraced %.2f s, record %.2f s: %.1fx (goal <= 10x): %s\n",
+	       n, r.seconds, r.seconds / n, bench_verdict(r.seconds / n <= 10));
+	printf("  record stops per taken branch: %.4f (%llu stops, %llu branches) (goal <= 0.02): %s\n",
+	       per_branch(&r), (unsigned long long)r.stats.stops,
+	       (unsigned long long)r.stats.branches,
+	       bench_verdict(per_branch(&r) <= 0.02));
+	printf("grep -cP, 20k lines: untraced %.3f s, record %.2f s, stops per taken branch %.4f (%llu stops) (goal <= 0.02): %s\n",
+	       ng, g.seconds, per_branch(&g), (unsigned long long)g.stats.stops,
+	       bench_verdict(per_branch(&g) <= 0.02));
+	unlink("/tmp/btrace-bench-jit.txt");
+	return 0;
+}
+
+/* bench/recorder [python|compute|depth|stops|fork|only|jit]...: those parts only. */
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -362,6 +407,7 @@ int main(int argc, char **argv)
 		{ "stops", bench_stops },
 		{ "fork", bench_fork },
 		{ "only", bench_only },
+		{ "jit", bench_jit },
 	};
 	size_t i;
 	int a, ret = 0;

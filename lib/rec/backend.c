@@ -78,12 +78,13 @@ static pid_t cur_pid(struct bt_target *t)
 
 /* ---- what the recorder asks (struct bt_recorder_host) ---------------- */
 
+/* Traced code, whether it may change or not (rec_wp.c watches it). */
 static int host_translatable(struct bt_target *t, uint64_t addr)
 {
 	pid_t pid = cur_pid(t);
 
 	if (pid == t->pid)
-		return bt_fast_code_stable(t, addr);
+		return bt_fast_code_traced(t, addr);
 	return rec_proc_code_stable(rec_procs_find(procs_of(t), pid), addr);
 }
 
@@ -347,19 +348,18 @@ static int record_trap(struct bt_target *t, struct bt_thread *th,
 }
 
 /*
- * A signal stop: a fault on a ring's guard page is the recorder's own;
- * anything else is judged at the program's own pc, out of the translation.
+ * A signal stop: a fault on a ring's guard page, or a write to code the
+ * recorder write-protected, is the recorder's own; anything else is judged at the program's own pc, out of the translation.
  */
 static int record_signalled(struct bt_target *t, struct bt_thread *th)
 {
 	struct bt_recorder *r = recorder_of(t, th);
 
 	bt_recorder_step_unlift(r, th);
-	if (bt_recorder_in(r, th)) {
-		if (bt_recorder_fault(r, th, &th->si))
-			return 1;
+	if (bt_recorder_fault(r, th, &th->si))
+		return 1;
+	if (bt_recorder_in(r, th))
 		bt_recorder_leave(r, th);
-	}
 	return fast->signalled(t, th);
 }
 
@@ -380,14 +380,43 @@ static void record_stopped(struct bt_target *t)
 	fast->stopped(t);
 }
 
+/*
+ * The pages the recorder write-protected in @pid given back their
+ * protection through a thread of it that is not inside a system call
+ * (nor exiting, when nothing is to give back).
+ */
+static void unprotect_proc(struct bt_target *t, struct bt_recorder *r,
+			   pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; r && i < t->nthreads; i++) {
+		struct bt_thread *th = t->threads[i];
+
+		if (pid_of(t, th) == pid && th->state == BT_TH_STOPPED &&
+		    (th->why == BT_TS_TRAP || th->why == BT_TS_SIGNAL ||
+		     th->why == BT_TS_INTERRUPT)) {
+			bt_recorder_unprotect(r, th);
+			return;
+		}
+	}
+}
+
+/*
+ * Every thread stopped and out of its translation: each process's
+ * protections given back, then its recorder's memory unmapped.
+ */
 static void record_release(struct bt_target *t)
 {
-	struct rec_procs *s;
+	struct rec_procs *s = procs_of(t);
 	size_t i;
 
 	leave_all(t);
+	for (i = 0; s && i < s->n; i++) {
+		rec_procs_pick(s, s->p[i].pid);
+		unprotect_proc(t, s->p[i].r, s->p[i].pid);
+	}
 	fast->release(t);
-	s = procs_of(t);
 	for (i = 0; s && i < s->n; i++) {
 		rec_procs_pick(s, s->p[i].pid);
 		bt_recorder_release(s->p[i].r);

@@ -229,10 +229,10 @@ int bt_recorder_fault(struct bt_recorder *r, struct bt_thread *th,
 	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
 	struct user_regs_struct regs;
 
-	if (!rt || !rt->in || bt_thread_regs(th, &regs) < 0 ||
-	    !rc_zone_of(r, regs.rip))
-		return 0;
-	return wrap_fault(r, rt, &regs, si);
+	if (rt && rt->in && bt_thread_regs(th, &regs) == 0 &&
+	    rc_zone_of(r, regs.rip) && wrap_fault(r, rt, &regs, si))
+		return 1;
+	return r ? rc_wp_fault(r, th, si) : 0;	/* a write to code */
 }
 
 /* A direct exit: @orig needs its translation; link it and go there. */
@@ -310,6 +310,8 @@ static int exit_at(struct bt_recorder *r, struct rthread *rt,
 			if (p[i].mask & RM_RCX)	/* a syscall's exit */
 				rc_note_syscall(rt, regs);
 			leave_at(r, rt, regs, p[i].orig, p[i].pend);
+			if (p[i].mask & RM_RCX)
+				rc_wp_syscall(r, rt->th, regs);
 			return BT_RECORDER_LEFT_STEP;
 		}
 	}

@@ -58,6 +58,7 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 {
 	struct zone *z = rc_zone_for(r, th, b->start);
 	struct rx_emit e;
+	size_t first = z ? z->npts : 0;
 	int ret;
 
 	if (!z)
@@ -77,6 +78,7 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 	if (ret == 0) {
 		r->translated++;
 		span_add(r, b->start, b->next + 1);
+		rc_wp_translated(r, b, z, first);
 	}
 	return ret;
 }
@@ -221,7 +223,7 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 {
 	struct ahead queue[AHEAD_MAX * 3 + 3];
 	size_t head = 0, tail = 0, done = 0, mark[ZONE_MAX], i;
-	struct rb *first = rc_block_get(r, a);
+	struct rb *first = rc_wp_block_get(r, th, a);
 	int ret = 0;
 
 	if (!first)
@@ -239,7 +241,7 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 
 		if (q.at != a && !r->host.translatable(r->t, q.at))
 			continue;
-		b = rc_block_get(r, q.at);
+		b = rc_wp_block_get(r, th, q.at);
 		if (!b || b->trans[q.pend])
 			continue;
 		ret = translate_one(r, th, b, q.pend);
@@ -354,11 +356,18 @@ static struct rb *blocks_in(struct bt_recorder *r, uint64_t lo, uint64_t hi)
  */
 void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 {
+	if (hi <= lo || !span_overlaps(r, lo - RB_MAX_BYTES, hi))
+		return;
+	rc_code_drop(r, lo, hi);
+	r->host.maps_changed(r->t);
+}
+
+/* The same for code written (rec_wp.c): the mappings stay. */
+void rc_code_drop(struct bt_recorder *r, uint64_t lo, uint64_t hi)
+{
 	struct rb *dead, *b, *next;
 	size_t i;
 
-	if (hi <= lo || !span_overlaps(r, lo - RB_MAX_BYTES, hi))
-		return;
 	dead = blocks_in(r, lo, hi);
 	for (b = dead; b; b = b->hnext)
 		orig_gone(r, b->start);
@@ -370,7 +379,6 @@ void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 		if (r->pages[i].addr + 4096 > lo && r->pages[i].addr < hi)
 			r->pages[i].valid = 0;
 	rc_native_gone(r, lo, hi);
-	r->host.maps_changed(r->t);
 }
 
 void bt_recorder_invalidate(struct bt_recorder *r, uint64_t lo, uint64_t hi)

@@ -143,7 +143,8 @@ int rec_proc_code_stable(struct rec_proc *p, uint64_t addr)
 			return 0;
 		for (i = 0; i < p->nregion; i++)
 			if (addr >= p->region[i].start && addr < p->region[i].end)
-				return p->region[i].stable;
+				return p->region[i].stable ?
+				       BT_MAP_R | BT_MAP_X : 0;
 	}
 	return 0;
 }

@@ -63,7 +63,10 @@ void rec_procs_drop(struct rec_procs *s, pid_t pid);
 /* The process the host callbacks answer for from now on. */
 struct rec_proc *rec_procs_pick(struct rec_procs *s, pid_t pid);
 
-/* May code at @addr of @p run translated (file-backed, not writable)? */
+/*
+ * May code at @addr of @p run translated (file-backed, not writable)?
+ * Its protection as BT_MAP_* (bt_fast_code_traced's answer), 0 if not.
+ */
 int rec_proc_code_stable(struct rec_proc *p, uint64_t addr);
 
 /*

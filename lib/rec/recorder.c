@@ -159,6 +159,7 @@ void bt_recorder_reset(struct bt_recorder *r)
 	rc_blocks_clear(r);
 	rc_index_clear(&r->links);
 	rc_native_reset(r);
+	rc_wp_free(r);
 	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
 	for (i = 0; i < r->nzone; i++) {
 		free(r->zone[i].pts);
@@ -223,6 +224,7 @@ void bt_recorder_free(struct bt_recorder *r)
 		free(r->zone[i].pts);
 		free(r->zone[i].pend);
 	}
+	rc_wp_free(r);
 	free(r->tab_orig[0]);
 	free(r->tab_orig[1]);
 	free(r->rt);

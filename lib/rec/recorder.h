@@ -13,8 +13,8 @@
  * bt_backend_soft_record, which lends it what it knows (struct
  * bt_recorder_host) and hands a thread to the fast mode (backend/soft/
  * fast.h) wherever it is outside the translation: signals and their
- * handlers, sigreturn, clone, fork, exec and exit (each stepped), code that
- * may change, untraced modules, and anything the translator refuses.
+ * handlers, sigreturn, clone, fork, exec and exit (each stepped), untraced
+ * modules, and anything the translator refuses.
  * The contract:
  * - bt_recorder_enter() moves a stopped thread at an original pc into its
  *   translation; from then on the thread is "in" (bt_recorder_in()).
@@ -38,7 +38,8 @@
  * The engine's files, along DynamoRIO's seams: rec_cache.c (the process's
  * memory, decoded blocks, zones of translations and their points, the
  * lookup tables), rec_link.c (translating, linking, and invalidation of
- * code that goes away), rec_slot.c (a thread's ring and control block),
+ * code that goes away), rec_wp.c (code the program writes: pages
+ * write-protected, the write caught), rec_slot.c (a thread's ring and control block),
  * rec_drain.c (the ring decoder, pure), rec_dispatch.c (entering,
  * trapping, leaving, faults mapped back to the original pc), rec_native.c
  * (untraced code: native exits, the int3s native code comes back at),
@@ -57,7 +58,8 @@ struct bt_thread;
 struct bt_recorder;
 
 struct bt_recorder_host {
-	/* May code at @addr run translated (traced, not code that changes)? */
+	/* May code at @addr run translated (traced)?  Its mapping's
+	 * BT_MAP_* as the maps last said, 0 if not. */
 	int (*translatable)(struct bt_target *t, uint64_t addr);
 	/* Must translated code leave before @addr (a breakpoint, a hook)? */
 	int (*stop_at)(struct bt_target *t, uint64_t addr);
@@ -146,9 +148,20 @@ int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
  */
 int bt_recorder_left_step(struct bt_recorder *r, struct bt_thread *th);
 
-/* @th, in, stopped with another signal: its ring's guard page?  0 or 1. */
+/*
+ * @th stopped with another signal: its ring's guard page (if in), or a
+ * write to a page of code the recorder write-protected (in or not: the
+ * page's translations are dropped, and @th is left to step the write,
+ * as after BT_RECORDER_LEFT_STEP)?  0 or 1.
+ */
 int bt_recorder_fault(struct bt_recorder *r, struct bt_thread *th,
 		      const siginfo_t *si);
+
+/*
+ * Every thread is stopped (detach): pages of code the recorder
+ * write-protected get back the program's own protection, through @th.
+ */
+void bt_recorder_unprotect(struct bt_recorder *r, struct bt_thread *th);
 
 /* Bring @th (stopped, in) back to the program's own state; see above. */
 void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th);

@@ -116,6 +116,7 @@ struct bt_recorder {
 	struct rec_walker drain_w;	/* its records buffer, kept */
 	uint8_t *emitbuf;
 	struct rnative *nat;		/* untraced code (rec_native.c) */
+	struct wp *wp;			/* pages of code the program may write */
 };
 
 /* recorder.c: threads and setting up */
@@ -164,6 +165,7 @@ int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
 void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
 		  uint64_t dest);
 void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi);
+void rc_code_drop(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_note_syscall(struct rthread *rt, const struct user_regs_struct *regs);
 
 /* rec_room.c: room for zones, and the memory given back at detach */
@@ -199,5 +201,18 @@ void rc_native_flush(struct bt_recorder *r);
 void rc_native_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_native_reset(struct bt_recorder *r);
 void rc_native_free(struct bt_recorder *r);
+
+/* rec_wp.c: code the program writes (write-protected pages) */
+struct rb *rc_wp_block_get(struct bt_recorder *r, struct bt_thread *th,
+			   uint64_t a);
+void rc_wp_translated(struct bt_recorder *r, const struct rb *b,
+		      const struct zone *z, size_t first);
+void rc_wp_flush(struct bt_recorder *r);
+int rc_wp_fault(struct bt_recorder *r, struct bt_thread *th,
+		const siginfo_t *si);
+void rc_wp_syscall(struct bt_recorder *r, struct bt_thread *th,
+		   const struct user_regs_struct *regs);
+void rc_wp_free(struct bt_recorder *r);
+int rc_wp_copy(struct bt_recorder *c, const struct bt_recorder *p);
 
 #endif /* BTRACE_RECORDER_INT_H */

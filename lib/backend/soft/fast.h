@@ -40,6 +40,12 @@ void bt_fast_set_above(struct bt_target *t, void *above);
  */
 int bt_fast_code_stable(struct bt_target *t, uint64_t addr);
 
+/*
+ * Code at @addr that is traced while tracing is armed, whether it may
+ * change or not: its mapping's BT_MAP_* as the maps last said; 0 if not.
+ */
+int bt_fast_code_traced(struct bt_target *t, uint64_t addr);
+
 /* The process's mappings of code may have changed. */
 void bt_fast_maps_changed(struct bt_target *t);
 

@@ -73,6 +73,7 @@ static int regions_load(struct bt_target *t, struct fast *f)
 		r->traced = module_traced(t, m->path);
 		r->volatile_code = (m->prot & BT_MAP_W) ||
 				   !(file || (m->path && !strcmp(m->path, "[vdso]")));
+		r->prot = (int)m->prot;
 		n++;
 	}
 	f->nregion = n;
@@ -139,6 +140,13 @@ int bt_fast_code_stable(struct bt_target *t, uint64_t addr)
 {
 	return fast_of(t)->armed && fast_addr_chained(t, addr) &&
 	       fast_addr_traced(t, addr);
+}
+
+int bt_fast_code_traced(struct bt_target *t, uint64_t addr)
+{
+	const struct fast_region *r = region_find(t, addr);
+
+	return fast_of(t)->armed && r && r->traced ? r->prot : 0;
 }
 
 void bt_fast_maps_changed(struct bt_target *t)

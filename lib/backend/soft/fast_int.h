@@ -113,6 +113,7 @@ struct fast_region {
 	uint64_t start, end;
 	int traced;
 	int volatile_code;	/* writable or anonymous: step it */
+	int prot;		/* BT_MAP_* as the maps said */
 };
 
 
