@@ -260,6 +260,9 @@ static const struct cmd_option cmd_options[] = {
 		   "(the session's calls), instead of the branches"),
 	CMD_OPT_FLAG("json", 'j', SHOWN, json,
 		     "JSON documents instead of text"),
+	CMD_OPT_FLAG("time", 0, SHOWN, time,
+		     "a column of each branch's time before the stop\n"
+		     "(-1.234 ms; '?' where the trace has none: BTS)"),
 	CMD_OPT_STRING("output", 'o', "FILE", SHOWN, output,
 		       "-o wants a file name",
 		       "write the report to FILE, not to standard output"),

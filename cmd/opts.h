@@ -54,6 +54,7 @@ struct cmd_opts {
 	int view;		/* enum print_view: --insn, --calls */
 	int json;		/* --json */
 	int no_color;		/* --no-color */
+	int time;		/* --time: a column of time before the stop */
 	const char *output;	/* -o FILE; NULL or "-": standard output */
 	const char *timeline;	/* --timeline FILE: Chrome Trace Event JSON */
 	const char *svg;	/* --svg FILE: a flame chart */

@@ -156,6 +156,7 @@ static void report(struct bt_target *t, const struct bt_stop *stop,
 	bt_target_stats(t, &stats);
 	r.stats = &stats;
 	pc.color = !o->json && print_want_color(out, o->no_color);
+	pc.time = o->time;
 	print_report(out, &r, &pc, o->json);
 	fflush(out);
 	view_thread_release(&v);

@@ -264,6 +264,7 @@ static void sess_pc(struct bt_session *s, struct print_ctx *pc, int json)
 	pc->read_ctx = s;
 	pc->dis = s->dis;
 	pc->color = !json && s->color;
+	pc->time = s->opts->o->time;
 }
 
 /* Where a message that is not a report goes: not into a JSON stream. */

@@ -76,6 +76,7 @@ static int show_setup(struct show *s, FILE *out)
 	if (bt_disasm_alloc(&s->pc.dis) < 0)
 		s->pc.dis = NULL;
 	s->pc.color = !s->o->json && print_want_color(out, s->o->no_color);
+	s->pc.time = s->o->time;
 	return 0;
 }
 

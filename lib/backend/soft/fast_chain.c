@@ -122,8 +122,22 @@ static void exit_commit(struct bt_target *t, struct bt_thread *th,
  * one (conditionals not taken), or the taken side of one conditional.
  * The chain is then empty.
  */
+static void chain_commit(struct bt_target *t, struct bt_thread *th,
+			 uint64_t pc);
+
+/* The chain's commit between the times of the stops around it. */
 void fast_chain_commit(struct bt_target *t, struct bt_thread *th,
 		       uint64_t pc)
+{
+	struct fast_thread *ft = th->bk;
+
+	bt_thread_time_owed(th, ft->acc);
+	chain_commit(t, th, pc);
+	bt_thread_time_stop(th, ft->acc);
+}
+
+static void chain_commit(struct bt_target *t, struct bt_thread *th,
+			 uint64_t pc)
 {
 	struct fast_thread *ft = th->bk;
 	int i, at = -1, n = (int)ft->nchain;
