@@ -82,6 +82,7 @@ static const struct bt_recorder_host host = {
 	.insns = host_insns,
 	.branch = host_branch,
 	.gap = host_gap,
+	.time = bt_fast_history_time,
 	.maps_changed = bt_fast_maps_changed,
 };
 

@@ -138,11 +138,20 @@ static void drain_gap(void *ctx, int reason)
 	c->r->host.gap(c->r->t, c->th, 0, reason);
 }
 
+static void drain_time(void *ctx, uint64_t tsc)
+{
+	struct drain_ctx *c = ctx;
+
+	if (c->r->host.time)
+		c->r->host.time(c->r->t, c->th, rc_clock_ns(&c->r->clock, tsc));
+}
+
 static const struct rec_drain_ops drain_ops = {
 	.block = drain_block,
 	.insns = drain_insns,
 	.branch = drain_branch,
 	.gap = drain_gap,
+	.time = drain_time,
 };
 
 /*

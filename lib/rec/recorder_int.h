@@ -20,6 +20,7 @@
 #include <sys/user.h>
 
 #include "rec/recorder.h"
+#include "rec/rec_time.h"
 #include "rec/rec_xlate.h"
 
 #define ZONE_SIZE	(16u << 20)
@@ -111,6 +112,7 @@ struct bt_recorder {
 	struct code_page *pages;	/* CODE_PAGES of them */
 	uint8_t *ringbuf;		/* a copy of a ring, for decoding */
 	uint8_t *emitbuf;
+	struct rc_clock clock;		/* the rings' TSC to ns (rec_time.c) */
 };
 
 /* recorder.c: threads and setting up */

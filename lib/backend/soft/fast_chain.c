@@ -61,6 +61,15 @@ void bt_fast_history_gap(struct bt_target *t, struct bt_thread *th,
 	fast_gap_append(t, th, from, to, reason);
 }
 
+void bt_fast_history_time(struct bt_target *t, struct bt_thread *th,
+			  uint64_t ns)
+{
+	struct fast_thread *ft = th->bk;
+
+	(void)t;
+	bt_thread_time(th, ns, ft->acc, BT_TIMEF_SYSCALL);
+}
+
 /* Instructions of @l executed before @pc. */
 static uint32_t link_insns_before(struct bt_target *t,
 				  const struct fast_link *l, uint64_t pc)
@@ -530,11 +539,11 @@ static int link_follow(struct bt_target *t, struct fast_thread *ft,
 		*next = b->target;
 		return 0;
 	case BT_INSN_SYSCALL:
-		/* only "syscall" comes back; rt_sigreturn is stepped */
-		if (b->next - b->end == 2 && !fast_is_restorer(f, b->start)) {
-			*next = b->next;
-			return 0;
-		}
+		/*
+		 * Stepped, so that the stops before and after it tell how
+		 * long it took (clock.c): time blocked in a system call shows
+		 * in the history as such, not spread over the stops around it.
+		 */
 		return chain_stop(t, ft, b->end, BP_STEP);
 	case BT_INSN_INT3:
 		return 0;	/* the program's own: it traps by itself */
