@@ -28,6 +28,7 @@ static size_t rec_len(uint8_t tag)
 	case REC_SYNC:
 	case REC_TIME_SYS:
 	case REC_TIME:
+	case REC_TIME_NS:
 		return REC_ADDR_LEN;
 	case REC_IND32:
 		return REC_IND32_LEN;
@@ -140,13 +141,13 @@ static void w_time(struct rec_walker *w, const struct found *f)
 	if (b && b->term == RB_SYSCALL) {
 		w_insns(w, b->ninsn - 1);
 		if (w->ops->time)
-			w->ops->time(w->ctx, f->addr);
+			w->ops->time(w->ctx, f->addr, 0);
 		w_insns(w, 1);
 		w->pc = b->next;
 		return;
 	}
 	if (w->ops->time)
-		w->ops->time(w->ctx, f->addr);
+		w->ops->time(w->ctx, f->addr, f->tag == REC_TIME_NS);
 }
 
 /* Apply conditionals' @outcomes (REC_TNT's coding); 0, or -1 (a gap). */
@@ -175,7 +176,8 @@ static int w_record(struct rec_walker *w, struct found *f)
 {
 	const struct rb *b;
 
-	if (f->tag == REC_TIME_SYS || f->tag == REC_TIME) {
+	if (f->tag == REC_TIME_SYS || f->tag == REC_TIME ||
+	    f->tag == REC_TIME_NS) {
 		w_time(w, f);
 		return 0;
 	}

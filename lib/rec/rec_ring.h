@@ -32,6 +32,9 @@
  *                             system call (its block's instructions but
  *                             the syscall ran)
  *   REC_TIME         9 bytes  the TSC here (after a system call)
+ *   REC_TIME_NS      9 bytes  CLOCK_MONOTONIC here, in ns: written by the
+ *                             tracer where it stopped the thread (a
+ *                             translation's miss) and where it let it go
  *   0                         never written: the end
  *
  * Direct jumps and calls write nothing: the decoder follows them in the
@@ -40,7 +43,7 @@
  * it (for a REC_TNT of one outcome: the conditional's own address) so
  * that decoding can start there, and notes where the pass before ended
  * (the oldest records then lie between that point and the new head).
- * Tags 0x22-0x3f are free for later record kinds.
+ * Tags 0x23-0x3f are free for later record kinds.
  */
 
 #define REC_TNT		0x80	/* | outcomes, 0x82-0xff */
@@ -53,6 +56,7 @@
 #define REC_IND32	0x12	/* a target, its high half the last REC_IND's */
 #define REC_TIME_SYS	0x20	/* the TSC before the next syscall */
 #define REC_TIME	0x21	/* the TSC here */
+#define REC_TIME_NS	0x22	/* CLOCK_MONOTONIC here (the tracer's) */
 #define REC_ADDR_LEN	9	/* tag + 8-byte address */
 #define REC_IND32_LEN	5	/* tag + the low 4 bytes */
 

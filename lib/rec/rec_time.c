@@ -8,7 +8,10 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "rec/rec_ring.h"
 #include "rec/rec_time.h"
+#include "rec/recorder_int.h"
+#include "tracer/tracer.h"
 
 #define CALIBRATE_NS	2000000ull	/* the first measured rate's span */
 #define REFINE_NS	50000000ull	/* a newer pair at most this often */
@@ -104,4 +107,23 @@ uint64_t rc_clock_ns(struct rc_clock *c, uint64_t tsc)
 	if (d < 0 && (uint64_t)-d > c->ns1)
 		return 0;
 	return c->ns1 + (int64_t)d;
+}
+
+/*
+ * A thread the tracer held at a translation's exit (a miss): the time it
+ * stopped and now, into its ring, so that the tracer's work shows where
+ * it happened instead of being spread over the system calls around it.
+ */
+void rc_time_stall(struct bt_recorder *r, struct rthread *rt)
+{
+	uint8_t rec[2 * REC_ADDR_LEN];
+	uint64_t now = bt_clock_ns();
+
+	if (!rt->th->stop_ns || now < rt->th->stop_ns)
+		return;
+	rec[REC_ADDR_LEN] = REC_TIME_NS;	/* the older one above */
+	memcpy(rec + REC_ADDR_LEN + 1, &rt->th->stop_ns, 8);
+	rec[0] = REC_TIME_NS;
+	memcpy(rec + 1, &now, 8);
+	rc_ring_put(r, rt, rec, sizeof(rec));
 }

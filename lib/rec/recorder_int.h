@@ -174,4 +174,7 @@ int rc_ring_put(struct bt_recorder *r, struct rthread *rt, const void *rec,
 int rc_ring_sync(struct bt_recorder *r, struct rthread *rt, uint64_t pc);
 void rc_drain(struct bt_recorder *r, struct rthread *rt, uint64_t stop);
 
+/* rec_time.c: the tracer's time where it held @rt (its stop, now) */
+void rc_time_stall(struct bt_recorder *r, struct rthread *rt);
+
 #endif /* BTRACE_RECORDER_INT_H */

@@ -1,8 +1,9 @@
 /*
- * Time along the history (timeline_time.sh): work() computes for about
- * 50 ms and says how long it took by its own clock (vDSO clock_gettime:
- * no system call); nap() sleeps 200 ms in nanosleep; then crash() writes
- * through NULL (SIGSEGV in crash).
+ * Time along the history (timeline_time.sh): work() computes (argv[1]
+ * rounds of 256 multiply-adds and one branch: about 50 ms untraced at
+ * 200000) and nap() sleeps 200 ms in nanosleep, each saying how long it
+ * took by its own clock (vDSO clock_gettime: no system call); then
+ * crash() writes through NULL (SIGSEGV in crash).
  */
 #include <stdio.h>
 #include <time.h>
@@ -17,20 +18,33 @@ static unsigned long long now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+#define MA(x) x = x * 6364136223846793005ul + 1442695040888963407ul
+#define MA4(x) MA(x); MA(x); MA(x); MA(x)
+#define MA16(x) MA4(x); MA4(x); MA4(x); MA4(x)
+#define MA64(x) MA16(x); MA16(x); MA16(x); MA16(x)
+
 __attribute__((noinline)) static unsigned long long work(unsigned long n)
 {
 	unsigned long long t0 = now_ns();
+	unsigned long x = sink;
 
-	for (unsigned long i = 0; i < n; i++)
-		sink += i * i;
+	for (unsigned long i = 0; i < n; i++) {
+		MA64(x);
+		MA64(x);
+		MA64(x);
+		MA64(x);
+	}
+	sink = x;
 	return now_ns() - t0;
 }
 
-__attribute__((noinline)) static void nap(void)
+__attribute__((noinline)) static unsigned long long nap(void)
 {
 	struct timespec ts = { 0, 200000000 };
+	unsigned long long t0 = now_ns();
 
 	nanosleep(&ts, NULL);
+	return now_ns() - t0;
 }
 
 __attribute__((noinline)) static void crash(void)
@@ -40,7 +54,7 @@ __attribute__((noinline)) static void crash(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long n = 20000000;
+	unsigned long n = 200000;
 	unsigned long long took;
 
 	if (argc > 1)
@@ -48,7 +62,9 @@ int main(int argc, char **argv)
 	took = work(n);
 	printf("work: %llu ns\n", took);
 	fflush(stdout);
-	nap();
+	took = nap();
+	printf("nap: %llu ns\n", took);
+	fflush(stdout);
 	crash();
 	return 0;
 }
