@@ -80,9 +80,9 @@ def children(events, parent):
 def cmd_json(path, stopped=None):
     doc = load(path)
     other = doc.get("otherData", {})
-    if other.get("clock") not in ("instructions", "branches"):
+    if other.get("clock") not in ("instructions", "branches", "us"):
         fail("otherData.clock is %r" % other.get("clock"))
-    if "no timestamps" not in other.get("note", ""):
+    if other.get("clock") != "us" and "no timestamps" not in other.get("note", ""):
         fail("the file does not say that time is not time")
     spans, names = threads(doc)
     if not spans:
