@@ -58,6 +58,7 @@ struct cmd_opts {
 	const char *output;	/* -o FILE; NULL or "-": standard output */
 	const char *timeline;	/* --timeline FILE: Chrome Trace Event JSON */
 	const char *svg;	/* --svg FILE: a flame chart */
+	int timeline_counts;	/* --timeline-clock instructions */
 
 	/* What is traced (run, attach). */
 	int backend;		/* --backend, enum bt_backend */

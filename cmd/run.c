@@ -210,7 +210,8 @@ static int run_traced(struct bt_target *t, const struct cmd_opts *o,
 		save_on_crash(t, &stop, o->save_dir);
 	timeline_write_target(t, &stop, NULL,
 			      &(struct timeline_out){ o->timeline, o->svg,
-						      o->last });
+						      o->last,
+						      o->timeline_counts });
 	report(t, &stop, o, out);
 	if (terminated) {
 		bt_target_kill(t);

@@ -218,9 +218,9 @@ int cmd_show(int argc, char **argv)
 		show_print(&s, out);
 	if (ret == 0)
 		ret = timeline_write_trace(s.trace, s.image, s.pc.symtab,
-					   &(struct timeline_out){ o.timeline,
-								   o.svg,
-								   o.last });
+					   &(struct timeline_out){
+						   o.timeline, o.svg, o.last,
+						   o.timeline_counts });
 	show_release(&s);
 	if (cmd_opts_close(&o, out) < 0)
 		ret = -1;

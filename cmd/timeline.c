@@ -116,7 +116,7 @@ static uint64_t span_start(const struct bt_call *c, int clock, uint64_t t0,
  * instructions if any segment has them; *@t0 the earliest time.
  */
 static int pick_clock(const struct bt_calls *const *calls, size_t n,
-		      uint64_t *t0)
+		      int counts, uint64_t *t0)
 {
 	size_t i, j;
 	int insn = 0;
@@ -130,7 +130,7 @@ static int pick_clock(const struct bt_calls *const *calls, size_t n,
 			if (c->ts && (!*t0 || c->ts < *t0))
 				*t0 = c->ts;
 		}
-	if (*t0)
+	if (*t0 && !counts)
 		return TL_CLOCK_TIME;
 	return insn ? TL_CLOCK_INSN : TL_CLOCK_BRANCH;
 }
@@ -302,7 +302,8 @@ static void tl_release(struct tl *tl)
 }
 
 /* Decode every thread of @tl->tr and cut its history into spans. */
-static int tl_build(struct tl *tl, struct bt_image *image, size_t last)
+static int tl_build(struct tl *tl, struct bt_image *image, size_t last,
+		    int counts)
 {
 	const struct bt_trace *tr = tl->tr;
 	struct view_thread *v = calloc(tr->nthreads + 1, sizeof(*v));
@@ -324,7 +325,7 @@ static int tl_build(struct tl *tl, struct bt_image *image, size_t last)
 		tl->lane[i].err = v[i].pt.err;
 		calls[i] = v[i].calls;
 	}
-	tl->clock = pick_clock(calls, tr->nthreads, &tl->t0);
+	tl->clock = pick_clock(calls, tr->nthreads, counts, &tl->t0);
 	for (i = 0; i < tr->nthreads; i++) {
 		if (calls[i])
 			ret = lane_build(&tl->lane[i], calls[i], tl->symtab,
@@ -527,7 +528,7 @@ int timeline_write_trace(const struct bt_trace *tr, struct bt_image *image,
 
 	if (!to->json && !to->svg)
 		return 0;
-	ret = tl_build(&tl, image, to->last);
+	ret = tl_build(&tl, image, to->last, to->counts);
 	if (ret < 0)
 		fprintf(stderr, "btrace: no timeline: %s\n", bt_errstr(ret));
 	if (ret == 0 && to->json)
