@@ -10,7 +10,7 @@
 
 static volatile unsigned long sink;
 
-static unsigned long long now_ns(void)
+__attribute__((noinline)) static unsigned long long now_ns(void)
 {
 	struct timespec ts;
 

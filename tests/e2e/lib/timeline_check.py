@@ -290,7 +290,7 @@ def cmd_durations(path, work_ns, nap_ns):
     w, n = work[0], nap[0]
     # the program reads its clock as now_ns() returns, twice
     reads = [e["ts"] + e["dur"] for e in by_name(main, "now_ns")
-             if w["ts"] <= e["ts"] < w["ts"] + w["dur"]]
+             if w["ts"] <= e["ts"] <= w["ts"] + w["dur"]]
     if len(reads) != 2:
         fail("work calls now_ns %d times" % len(reads))
     within("work", reads[1] - reads[0], int(work_ns) // 1000)
