@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The recorder's clock: TSC to CLOCK_MONOTONIC (rec_time.h). */
 #include <linux/perf_event.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -91,6 +92,13 @@ static void clock_init(struct rc_clock *c)
 	c->ready = 1;
 }
 
+int rc_clock_off(void)
+{
+	const char *v = getenv("BTRACE_REC_TIME");
+
+	return v && !strcmp(v, "0");
+}
+
 uint64_t rc_clock_ns(struct rc_clock *c, uint64_t tsc)
 {
 	double d;
@@ -119,7 +127,7 @@ void rc_time_stall(struct bt_recorder *r, struct rthread *rt)
 	uint8_t rec[2 * REC_ADDR_LEN];
 	uint64_t now = bt_clock_ns();
 
-	if (!rt->th->stop_ns || now < rt->th->stop_ns)
+	if (!rt->th->stop_ns || now < rt->th->stop_ns || rc_clock_off())
 		return;
 	rec[REC_ADDR_LEN] = REC_TIME_NS;	/* the older one above */
 	memcpy(rec + REC_ADDR_LEN + 1, &rt->th->stop_ns, 8);

@@ -26,6 +26,12 @@ struct rc_clock {
 	uint64_t tsc1, ns1;	/* the newest */
 };
 
+/*
+ * BTRACE_REC_TIME=0 in the environment: the recorder writes no time
+ * records (bench/recorder.c measures what they cost).
+ */
+int rc_clock_off(void);
+
 /* @tsc in ns of CLOCK_MONOTONIC (the clock set up at the first call). */
 uint64_t rc_clock_ns(struct rc_clock *c, uint64_t tsc);
 

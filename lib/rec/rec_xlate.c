@@ -548,7 +548,8 @@ static int emit_syscall(const struct rb *b, struct rx_emit *e)
 	if (point(e, RX_POINT_EXIT_LEAVE, b->end, 0, RM_RCX) < 0)
 		return -bte_nomem;
 	put8(e, 0xcc);
-	ret = emit_tsc(e, REC_TIME_SYS);	/* time blocked in it shows */
+	ret = e->no_time ? 0 : emit_tsc(e, REC_TIME_SYS); /* time blocked
+							     in it shows */
 	if (ret == 0 && point(e, RX_POINT_SAFE, b->end, 0, RM_RCX) < 0)
 		ret = -bte_nomem;
 	if (ret < 0)
@@ -556,7 +557,7 @@ static int emit_syscall(const struct rb *b, struct rx_emit *e)
 	put(e, "\x0f\x05", 2);
 	if (point(e, RX_POINT_SAFE, b->next, 0, RM_FIXRCX) < 0)
 		return -bte_nomem;
-	ret = emit_tsc(e, REC_TIME);
+	ret = e->no_time ? 0 : emit_tsc(e, REC_TIME);
 	if (ret == 0 && point(e, RX_POINT_SAFE, b->next, 0, RM_FIXRCX) < 0)
 		ret = -bte_nomem;
 	if (ret < 0)

@@ -203,6 +203,7 @@ struct rx_emit {
 	size_t npts, ptcap;
 	uint8_t pend;		/* outcomes pending where emitting stands */
 	uint64_t entry_orig;	/* for rx_emit_entry's points */
+	int no_time;		/* no TSC records around system calls */
 };
 
 /* Emit the translation of @b carrying @pend at e->base + e->len.  0,
