@@ -101,7 +101,10 @@ uint64_t bt_ring_tail(const struct bt_ring *ring);
 size_t bt_ring_size(const struct bt_ring *ring);
 const uint8_t *bt_ring_data(const struct bt_ring *ring);
 
-/* Records and bytes overwritten so far.  Never fail. */
+/*
+ * Records (history entries: BT_REC_TIME records are not counted) and
+ * bytes overwritten so far.  Never fail.
+ */
 uint64_t bt_ring_lost_records(const struct bt_ring *ring);
 uint64_t bt_ring_lost_bytes(const struct bt_ring *ring);
 
