@@ -26,6 +26,9 @@
  *     loop, record / untraced (goal <= 10x) and stops per taken branch
  *     (goal <= 0.02); grep -cP on 20k lines (PCRE2's JIT), stops per
  *     taken branch (goal <= 0.02).
+ *  8. timestamps: record with its time records / without
+ *     (BTRACE_REC_TIME=0), whole runs, best of three each (goal <=
+ *     1.10x), and the ring's bytes per taken branch with them (goal <= 3).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -394,7 +397,60 @@ static int bench_jit(void)
 	return 0;
 }
 
-/* bench/recorder [python|compute|depth|stops|fork|only|jit]...: those parts only. */
+/* Best of WARM_ROUNDS of @argv recorded, with time records or without. */
+static int timed_pair(char **argv, double *with, double *without,
+		      struct result *r)
+{
+	int i;
+
+	*with = *without = -1;
+	for (i = 0; i < WARM_ROUNDS; i++) {
+		struct result a, b;
+
+		setenv("BTRACE_REC_TIME", "0", 1);
+		if (traced(argv, BT_SOFT_RECORD, 64u << 20, &b) < 0)
+			return -1;
+		unsetenv("BTRACE_REC_TIME");
+		if (traced(argv, BT_SOFT_RECORD, 64u << 20, &a) < 0)
+			return -1;
+		keep_min(without, b.seconds);
+		keep_min(with, a.seconds);
+		*r = a;
+	}
+	return 0;
+}
+
+static int bench_time(void)
+{
+	static char *progs[][4] = {
+		{ "python3", "-c", "print(1)", NULL },
+		{ "build/targets/compute", "30", NULL },
+		{ "build/targets/libc_heavy_dyn", "400", "4194304", NULL },
+	};
+	double with, without, ratio, worst = 0, density = 0;
+	struct result r;
+	size_t i;
+
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		if (timed_pair(progs[i], &with, &without, &r) < 0)
+			return -1;
+		ratio = with / without;
+		if (ratio > worst)
+			worst = ratio;
+		if (i == 0 && r.stats.branches)
+			density = (double)r.stats.ring_bytes / r.stats.branches;
+		printf("%-16s %-8s record with time records %.3f s, without %.3f s: %.3fx\n",
+		       strrchr(progs[i][0], '/') ? strrchr(progs[i][0], '/') + 1 :
+		       progs[i][0], progs[i][1], with, without, ratio);
+	}
+	printf("  with / without time records: at most %.3fx (goal <= 1.10x): %s\n",
+	       worst, bench_verdict(worst <= 1.10));
+	printf("  record ring with time records, python3 -c 'print(1)': %.2f bytes per taken branch (goal <= 3): %s\n",
+	       density, bench_verdict(density <= 3));
+	return 0;
+}
+
+/* bench/recorder [python|compute|depth|stops|fork|only|jit|time]...: those parts only. */
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -408,6 +464,7 @@ int main(int argc, char **argv)
 		{ "fork", bench_fork },
 		{ "only", bench_only },
 		{ "jit", bench_jit },
+		{ "time", bench_time },
 	};
 	size_t i;
 	int a, ret = 0;

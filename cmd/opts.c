@@ -126,6 +126,16 @@ static void registry_list(int modes, char *buf, size_t size)
 				!i ? "" : i + 1 < n ? ", " : " or ", names[i]);
 }
 
+static int set_timeline_clock(struct cmd_opts *o, const char *v)
+{
+	if (!strcmp(v, "time") || !strcmp(v, "instructions")) {
+		o->timeline_counts = !strcmp(v, "instructions");
+		return 0;
+	}
+	return cmd_usage_error(o, "--timeline-clock is time or instructions, not '%s'",
+			       v);
+}
+
 static int set_backend(struct cmd_opts *o, const char *v)
 {
 	char names[64];
@@ -260,6 +270,9 @@ static const struct cmd_option cmd_options[] = {
 		   "(the session's calls), instead of the branches"),
 	CMD_OPT_FLAG("json", 'j', SHOWN, json,
 		     "JSON documents instead of text"),
+	CMD_OPT_FLAG("time", 0, SHOWN, time,
+		     "a column of each branch's time before the stop\n"
+		     "(-1.234 ms; '?' where the trace has none: BTS)"),
 	CMD_OPT_STRING("output", 'o', "FILE", SHOWN, output,
 		       "-o wants a file name",
 		       "write the report to FILE, not to standard output"),
@@ -267,8 +280,11 @@ static const struct cmd_option cmd_options[] = {
 		       "--timeline wants a file name",
 		       "also write every thread's call history along\n"
 		       "time to FILE as Chrome Trace Event JSON (Perfetto,\n"
-		       "speedscope); time is instructions until the\n"
-		       "trace has timestamps"),
+		       "speedscope); time is the trace's timestamps, or\n"
+		       "instructions where it has none (BTS)"),
+	CMD_OPT_FN("timeline-clock", 0, "CLOCK", TIMED, set_timeline_clock,
+		   "time (default) or instructions: what --timeline\n"
+		   "and --svg draw along"),
 	CMD_OPT_STRING("svg", 0, "FILE", TIMED, svg, "--svg wants a file name",
 		       "also write a flame chart of each thread's last N\n"
 		       "calls (--last) to FILE, an SVG for any browser"),

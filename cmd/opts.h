@@ -54,9 +54,11 @@ struct cmd_opts {
 	int view;		/* enum print_view: --insn, --calls */
 	int json;		/* --json */
 	int no_color;		/* --no-color */
+	int time;		/* --time: a column of time before the stop */
 	const char *output;	/* -o FILE; NULL or "-": standard output */
 	const char *timeline;	/* --timeline FILE: Chrome Trace Event JSON */
 	const char *svg;	/* --svg FILE: a flame chart */
+	int timeline_counts;	/* --timeline-clock instructions */
 
 	/* What is traced (run, attach). */
 	int backend;		/* --backend, enum bt_backend */

@@ -116,11 +116,12 @@ struct row {
 	int gap;
 	const struct bt_branch *br;
 	char idx[24];
+	char time[24];
 	struct addr_desc from, to;
 };
 
 struct widths {
-	int idx, faddr, fsym, fsrc, insn, kind, taddr, tsym;
+	int time, idx, faddr, fsym, fsrc, insn, kind, taddr, tsym;
 };
 
 /* @s in @color, cut or padded to @width columns (0: as it is). */
@@ -239,6 +240,7 @@ static int maxw(int w, const char *s, int cap)
 
 static void widen(struct widths *w, const struct row *r)
 {
+	w->time = maxw(w->time, r->time, 24);
 	w->idx = maxw(w->idx, r->idx, 16);
 	if (r->gap)
 		return;
@@ -254,6 +256,8 @@ static void widen(struct widths *w, const struct row *r)
 static void print_row(FILE *out, const struct row *r, const struct widths *w,
 		      const struct print_ctx *pc)
 {
+	if (w->time)
+		fprintf(out, "  %*s", w->time, r->time);
 	fprintf(out, "  %*s  ", w->idx, r->idx);
 	if (r->gap) {
 		put_gap(out, pc, r->br->gap);
@@ -326,6 +330,35 @@ static void print_block(FILE *out, const struct bt_history *h, size_t i,
 	insn_row(out, pc, indent, b->from, 0);
 }
 
+/*
+ * "-1.234 ms": how long before the stop (pc->time_ref, else the end of
+ * @h) time @ts was; "?" where the trace has no time.
+ */
+static void time_before(char *buf, size_t size, const struct bt_history *h,
+			uint64_t ts, const struct print_ctx *pc)
+{
+	uint64_t ref = pc->time_ref ? pc->time_ref : h->end_ts;
+
+	if (!ts || !h->end_ts)
+		snprintf(buf, size, "?");
+	else
+		snprintf(buf, size, "-%.3f ms",
+			 ref > ts ? (double)(ref - ts) / 1e6 : 0.0);
+}
+
+/* "1.234 ms", "56.789 us", "12 ns", "3.210 s": a duration of @ns. */
+static void duration_text(char *buf, size_t size, uint64_t ns)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, size, "%.3f ms", (double)ns / 1e6);
+	else if (ns >= 1000)
+		snprintf(buf, size, "%.3f us", (double)ns / 1e3);
+	else
+		snprintf(buf, size, "%" PRIu64 " ns", ns);
+}
+
 static void text_branches(FILE *out, const struct print_thread *th,
 			  const struct print_ctx *pc)
 {
@@ -349,6 +382,8 @@ static void text_branches(FILE *out, const struct print_thread *th,
 		r->br = &h->branch[i];
 		r->gap = r->br->kind == BT_BR_GAP;
 		snprintf(r->idx, sizeof(r->idx), "-%zu", h->count - i);
+		if (pc->time)
+			time_before(r->time, sizeof(r->time), h, r->br->ts, pc);
 		if (!r->gap) {
 			describe(pc, r->br->from, 1, &r->from);
 			describe(pc, r->br->to, 0, &r->to);
@@ -400,7 +435,7 @@ static void call_row(FILE *out, const struct bt_call *c, const char *idx,
 {
 	struct addr_desc d;
 	const char *f;
-	char name[32];
+	char name[32], dur[32];
 
 	fprintf(out, "  %*s  %*s", idxw, idx, 2 * c->depth, "");
 	if (c->gap) {
@@ -418,6 +453,10 @@ static void call_row(FILE *out, const struct bt_call *c, const char *idx,
 		c->nbranches == 1 ? "" : "es");
 	if (c->ninsn)
 		fprintf(out, ", %" PRIu64 " instructions", c->ninsn);
+	if (c->ts) {
+		duration_text(dur, sizeof(dur), c->duration);
+		fprintf(out, ", %s", dur);
+	}
 	fputc(')', out);
 	describe(pc, c->start, 0, &d);
 	if (d.src[0]) {
@@ -738,10 +777,16 @@ static void text_info(FILE *out, const struct print_report *r,
 }
 
 void print_report_text(FILE *out, const struct print_report *r,
-		       const struct print_ctx *pc)
+		       const struct print_ctx *pc0)
 {
+	struct print_ctx ctx = *pc0, *pc = &ctx;
 	size_t i;
 
+	/* --time: before the stop, the latest end of the threads' times */
+	for (i = 0; pc->time && !pc0->time_ref && i < r->nthreads; i++)
+		if (r->threads[i].hist &&
+		    r->threads[i].hist->end_ts > ctx.time_ref)
+			ctx.time_ref = r->threads[i].hist->end_ts;
 	if (r->view == PRINT_THREADS) {
 		text_threads(out, r, pc);
 		return;
@@ -790,6 +835,15 @@ static void json_field(FILE *out, const char *key, const char *value)
 	print_json_string(out, nonempty(value));
 }
 
+/* ", "key": N" (ns), null where the trace has no time (0) */
+static void json_time(FILE *out, const char *key, uint64_t ns)
+{
+	if (ns)
+		fprintf(out, ", \"%s\": %" PRIu64, key, ns);
+	else
+		fprintf(out, ", \"%s\": null", key);
+}
+
 static void json_branch(FILE *out, const struct bt_branch *br,
 			const struct print_ctx *pc)
 {
@@ -807,6 +861,7 @@ static void json_branch(FILE *out, const struct bt_branch *br,
 	json_field(out, "from_src", from.src);
 	json_field(out, "to_src", to.src);
 	json_field(out, "insn", from.insn);
+	json_time(out, "ts", br->ts);
 	fputc('}', out);
 }
 
@@ -886,8 +941,13 @@ static void json_call(FILE *out, const struct bt_call *c,
 	json_field(out, "func", func_name(pc, c->start));
 	fprintf(out, ", \"addr\": \"%s\"", d.addr);
 	json_field(out, "src", d.src);
-	fprintf(out, ", \"branches\": %zu, \"instructions\": %" PRIu64 "}",
+	fprintf(out, ", \"branches\": %zu, \"instructions\": %" PRIu64,
 		c->nbranches, c->ninsn);
+	json_time(out, "ts", c->ts);
+	if (c->ts)
+		fprintf(out, ", \"duration\": %" PRIu64 "}", c->duration);
+	else
+		fputs(", \"duration\": null}", out);
 }
 
 static void json_calls(FILE *out, const struct print_thread *th,

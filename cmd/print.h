@@ -22,12 +22,15 @@
  *    "threads": [{"tid": T, "lost": 0, "branches": [
  *        {"from": "0x...", "to": "0x...", "kind": "call",
  *         "from_sym": "main+0x12", "to_sym": "crash", "from_src": "t.c:12",
- *         "to_src": "t.c:4", "insn": "call 0x401126"}]}],
+ *         "to_src": "t.c:4", "insn": "call 0x401126", "ts": 123...}]}],
  *    "stats": {"instructions": I, "branches": B, "stops": S,
  *              "displaced": D}}
  * A thread holds "branches", "insns" ([{"addr", "sym", "src", "insn"}]),
  * or "calls" ([{"depth", "func", "addr", "src", "branches",
- * "instructions"}]) as the view asks; a gap in any of them is an entry
+ * "instructions", "ts", "duration"}]) as the view asks; "ts" is when a
+ * branch was taken or a segment started, "duration" how long a segment
+ * ran until its last branch (or the stop), both in ns of
+ * CLOCK_MONOTONIC, null where the trace has no time (BTS); a gap in any of them is an entry
  * with "gap": its reason (and, among branches, "kind": "gap").  The
  * session's threads add "current", "pc", "sym", "src" to each thread, its
  * info "state", "origin", "buffer_size" and "breakpoints" to the document
@@ -57,6 +60,10 @@ struct print_ctx {
 	struct bt_disasm *dis;		/* NULL: no disassembly */
 	int color;			/* ANSI colours in human text */
 	int blocks;			/* branches: each block's code too */
+	int time;			/* --time: branches' time before the
+					   stop, a column of text */
+	uint64_t time_ref;		/* the stop's time (ns); 0: each
+					   thread's history's end */
 };
 
 /*

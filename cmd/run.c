@@ -156,6 +156,7 @@ static void report(struct bt_target *t, const struct bt_stop *stop,
 	bt_target_stats(t, &stats);
 	r.stats = &stats;
 	pc.color = !o->json && print_want_color(out, o->no_color);
+	pc.time = o->time;
 	print_report(out, &r, &pc, o->json);
 	fflush(out);
 	view_thread_release(&v);
@@ -209,7 +210,8 @@ static int run_traced(struct bt_target *t, const struct cmd_opts *o,
 		save_on_crash(t, &stop, o->save_dir);
 	timeline_write_target(t, &stop, NULL,
 			      &(struct timeline_out){ o->timeline, o->svg,
-						      o->last });
+						      o->last,
+						      o->timeline_counts });
 	report(t, &stop, o, out);
 	if (terminated) {
 		bt_target_kill(t);

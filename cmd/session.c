@@ -264,6 +264,7 @@ static void sess_pc(struct bt_session *s, struct print_ctx *pc, int json)
 	pc->read_ctx = s;
 	pc->dis = s->dis;
 	pc->color = !json && s->color;
+	pc->time = s->opts->o->time;
 }
 
 /* Where a message that is not a report goes: not into a JSON stream. */
@@ -1487,7 +1488,9 @@ int bt_session_main(struct bt_target *target,
 	if ((o->timeline || o->svg) && !s.done &&
 	    timeline_write_target(target, &s.stop, sess_symtab(&s),
 				  &(struct timeline_out){ o->timeline, o->svg,
-							  o->last }) < 0)
+							  o->last,
+							  o->timeline_counts })
+	    < 0)
 		s.failed = 1;
 	sess_run_ex(&s);
 	if (!o->batch && !s.done)

@@ -76,6 +76,7 @@ static int show_setup(struct show *s, FILE *out)
 	if (bt_disasm_alloc(&s->pc.dis) < 0)
 		s->pc.dis = NULL;
 	s->pc.color = !s->o->json && print_want_color(out, s->o->no_color);
+	s->pc.time = s->o->time;
 	return 0;
 }
 
@@ -217,9 +218,9 @@ int cmd_show(int argc, char **argv)
 		show_print(&s, out);
 	if (ret == 0)
 		ret = timeline_write_trace(s.trace, s.image, s.pc.symtab,
-					   &(struct timeline_out){ o.timeline,
-								   o.svg,
-								   o.last });
+					   &(struct timeline_out){
+						   o.timeline, o.svg, o.last,
+						   o.timeline_counts });
 	show_release(&s);
 	if (cmd_opts_close(&o, out) < 0)
 		ret = -1;

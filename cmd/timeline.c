@@ -20,7 +20,8 @@
 
 const char *tl_clock_name(int clock)
 {
-	return clock == TL_CLOCK_INSN ? "instructions" : "branches";
+	return clock == TL_CLOCK_INSN ? "instructions" :
+	       clock == TL_CLOCK_TIME ? "us" : "branches";
 }
 
 const char *tl_func(const struct tl *tl, uint64_t addr, char *buf,
@@ -93,19 +94,45 @@ static uint64_t span_clock(const struct bt_call *c, int clock)
 {
 	uint64_t n = clock == TL_CLOCK_INSN ? c->ninsn : c->nbranches;
 
+	if (clock == TL_CLOCK_TIME)
+		return c->duration / 1000;
 	return n ? n : 1;
 }
 
-/* The clock the whole file uses: instructions if any segment has them. */
-static int pick_clock(const struct bt_calls *const *calls, size_t n)
+/*
+ * Where segment @c starts on the time clock (us from @t0), or @t, where
+ * it would start on the others.
+ */
+static uint64_t span_start(const struct bt_call *c, int clock, uint64_t t0,
+			   uint64_t t)
+{
+	if (clock != TL_CLOCK_TIME)
+		return t;
+	return c->ts > t0 ? (c->ts - t0) / 1000 : 0;
+}
+
+/*
+ * The clock the whole file uses: time if the trace has timestamps, else
+ * instructions if any segment has them; *@t0 the earliest time.
+ */
+static int pick_clock(const struct bt_calls *const *calls, size_t n,
+		      int counts, uint64_t *t0)
 {
 	size_t i, j;
+	int insn = 0;
 
+	*t0 = 0;
 	for (i = 0; i < n; i++)
-		for (j = 0; calls[i] && j < calls[i]->count; j++)
-			if (calls[i]->call[j].ninsn)
-				return TL_CLOCK_INSN;
-	return TL_CLOCK_BRANCH;
+		for (j = 0; calls[i] && j < calls[i]->count; j++) {
+			const struct bt_call *c = &calls[i]->call[j];
+
+			insn |= c->ninsn != 0;
+			if (c->ts && (!*t0 || c->ts < *t0))
+				*t0 = c->ts;
+		}
+	if (*t0 && !counts)
+		return TL_CLOCK_TIME;
+	return insn ? TL_CLOCK_INSN : TL_CLOCK_BRANCH;
 }
 
 /* The spans of one lane while they are built: the open ones on a stack. */
@@ -195,7 +222,8 @@ static int span_cmp(const void *pa, const void *pb)
 
 /* @calls into @lane's spans; the SVG's window starts @last from the end. */
 static int lane_build(struct tl_lane *lane, const struct bt_calls *calls,
-		      struct bt_symtab *symtab, int clock, size_t last)
+		      struct bt_symtab *symtab, int clock, uint64_t t0,
+		      size_t last)
 {
 	struct builder b = { .lane = lane, .symtab = symtab,
 			     .shallowest = INT_MAX };
@@ -211,6 +239,7 @@ static int lane_build(struct tl_lane *lane, const struct bt_calls *calls,
 	for (i = 0; i < calls->count; i++) {
 		const struct bt_call *c = &calls->call[i];
 
+		t = span_start(c, clock, t0, t);
 		if (i == recent)
 			lane->recent = t;
 		len = span_clock(c, clock);
@@ -273,7 +302,8 @@ static void tl_release(struct tl *tl)
 }
 
 /* Decode every thread of @tl->tr and cut its history into spans. */
-static int tl_build(struct tl *tl, struct bt_image *image, size_t last)
+static int tl_build(struct tl *tl, struct bt_image *image, size_t last,
+		    int counts)
 {
 	const struct bt_trace *tr = tl->tr;
 	struct view_thread *v = calloc(tr->nthreads + 1, sizeof(*v));
@@ -295,17 +325,21 @@ static int tl_build(struct tl *tl, struct bt_image *image, size_t last)
 		tl->lane[i].err = v[i].pt.err;
 		calls[i] = v[i].calls;
 	}
-	tl->clock = pick_clock(calls, tr->nthreads);
+	tl->clock = pick_clock(calls, tr->nthreads, counts, &tl->t0);
 	for (i = 0; i < tr->nthreads; i++) {
 		if (calls[i])
 			ret = lane_build(&tl->lane[i], calls[i], tl->symtab,
-					 tl->clock, last);
+					 tl->clock, tl->t0, last);
 		if (ret < 0)
 			goto out;
 		if (tl->lane[i].len > tl->end)
 			tl->end = tl->lane[i].len;
 	}
-	for (i = 0; i < tl->nlanes; i++)
+	/* time: the threads as they ran, the stop where its thread ended */
+	if (tl->clock == TL_CLOCK_TIME && tl->nlanes &&
+	    tl->lane[0].tid == tr->stop.tid && tl->lane[0].len)
+		tl->end = tl->lane[0].len;
+	for (i = 0; tl->clock != TL_CLOCK_TIME && i < tl->nlanes; i++)
 		tl->lane[i].offset = tl->end - tl->lane[i].len;
 	ret = 0;
 out:
@@ -418,6 +452,9 @@ static void json_stop(FILE *out, const struct tl *tl)
 
 static const char *clock_note(int clock)
 {
+	if (clock == TL_CLOCK_TIME)
+		return "time: the trace's timestamps (CLOCK_MONOTONIC), in us "
+		       "from the first event";
 	return clock == TL_CLOCK_INSN ?
 		"no timestamps in this trace: time is the instruction count, "
 		"1 instruction drawn as 1 us; every thread ends at the stop" :
@@ -491,7 +528,7 @@ int timeline_write_trace(const struct bt_trace *tr, struct bt_image *image,
 
 	if (!to->json && !to->svg)
 		return 0;
-	ret = tl_build(&tl, image, to->last);
+	ret = tl_build(&tl, image, to->last, to->counts);
 	if (ret < 0)
 		fprintf(stderr, "btrace: no timeline: %s\n", bt_errstr(ret));
 	if (ret == 0 && to->json)

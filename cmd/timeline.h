@@ -14,11 +14,12 @@
  * by the stop ends at the stop.  All threads end at the stop, so their
  * ends line up.
  *
- * Time: the capture carries no timestamps yet, so the clock is the
- * instruction count (1 instruction drawn as 1 us), or the branch count
- * where instructions are unknown (BTS); both files say which
- * ("otherData": {"clock": ...}).  span_clock() in timeline.c is the one
- * place that turns a segment into time: real timestamps go there.
+ * Time: the trace's timestamps (us of CLOCK_MONOTONIC from the first
+ * event) where it has them; else (BTS, or --timeline-clock instructions)
+ * the instruction count (1 instruction drawn as 1 us), or the branch
+ * count where instructions are unknown (BTS); both files say which
+ * ("otherData": {"clock": "us"|"instructions"|"branches"}).
+ * span_clock() and span_start() in timeline.c turn a segment into time.
  */
 
 #include <stddef.h>
@@ -31,6 +32,8 @@ struct timeline_out {
 	const char *svg;	/* --svg FILE, or NULL */
 	size_t last;		/* the SVG shows each thread's last N segments
 				   (0: all) */
+	int counts;		/* instructions (branches) stand for time even
+				   where the trace has timestamps */
 };
 
 /*

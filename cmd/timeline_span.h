@@ -16,6 +16,7 @@
 enum tl_clock {
 	TL_CLOCK_INSN,		/* instructions, 1 drawn as 1 us */
 	TL_CLOCK_BRANCH,	/* branches (BTS: instructions unknown) */
+	TL_CLOCK_TIME,		/* the trace's timestamps, in us */
 };
 
 /* One call of a function, or a gap; times on the file's clock. */
@@ -47,9 +48,12 @@ struct tl {
 	struct tl_lane *lane;
 	size_t nlanes;
 	uint64_t end;		/* the stop, on the clock */
+	uint64_t t0;		/* TL_CLOCK_TIME: the earliest time (ns),
+				   the clock's 0 */
 };
 
-/* The clock's name, as the files say it: "instructions", "branches". */
+/* The clock's name, as the files say it: "instructions", "branches",
+ * "us" (time). */
 const char *tl_clock_name(int clock);
 
 /* The name of @addr's function, or its address in @buf. */

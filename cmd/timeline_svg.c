@@ -222,9 +222,10 @@ static void svg_head(FILE *out, const struct tl *tl, int height)
 	put_xml(out, exe, SIZE_MAX);
 	fprintf(out, " (pid %d): the last calls of each thread, oldest "
 		"left</text>\n<text x=\"%d\" y=\"34\" class=\"note\">time: "
-		"%s (no timestamps in this trace); every thread ends at the "
-		"stop; hover a box for its function, source and length</text>\n",
-		(int)tl->tr->pid, CHART_X0, tl_clock_name(tl->clock));
+		"%s%s; hover a box for its function, source and length</text>\n",
+		(int)tl->tr->pid, CHART_X0, tl_clock_name(tl->clock),
+		tl->clock == TL_CLOCK_TIME ? " (the trace's timestamps)" :
+		" (no timestamps in this trace); every thread ends at the stop");
 }
 
 /* The function thread @tid was in at the stop: its deepest open call. */

@@ -9,6 +9,7 @@
 #include "internal.h"
 
 struct calls_build {
+	const struct bt_history *hist;
 	struct bt_calls *calls;
 	size_t cap;
 	struct bt_symtab *symtab;
@@ -51,19 +52,32 @@ static int same_func(struct calls_build *b, uint64_t to)
 	return f1 == f2 || (f1 && f2 && !strcmp(f1, f2));
 }
 
+/* The segment's time from its start to @end (ns; 0 without time). */
+static void seg_end(struct bt_call *c, uint64_t end)
+{
+	c->duration = end > c->ts ? end - c->ts : 0;
+}
+
+/* A segment starts after branch @i - 1 was taken (at the first, where
+ * the history starts). */
 static void next_segment(struct calls_build *b, uint64_t start, size_t i)
 {
+	const struct bt_history *h = b->hist;
+
 	b->cur = (struct bt_call){ .depth = b->depth, .start = start,
 				   .first = i, .last = i };
+	if (h->count)
+		b->cur.ts = h->branch[i ? i - 1 : 0].ts;
 }
 
 static int add_gap(struct calls_build *b, const struct bt_branch *br,
 		   size_t i)
 {
 	struct bt_call g = { .depth = b->depth, .gap = 1, .reason = br->gap,
-			     .first = i, .last = i };
+			     .first = i, .last = i, .ts = br->ts };
 	int ret;
 
+	seg_end(&b->cur, br->ts);
 	/* An empty segment before a gap says nothing: drop it. */
 	if (b->cur.nbranches && (ret = push(b, &b->cur)))
 		return ret;
@@ -81,6 +95,7 @@ static int add_branch(struct calls_build *b, const struct bt_branch *br,
 	b->cur.last = i;
 	b->cur.nbranches++;
 	b->cur.ninsn += br->ninsn;
+	seg_end(&b->cur, br->ts);
 	if (br->kind == BT_BR_CALL || br->kind == BT_BR_ICALL ||
 	    br->kind == BT_BR_INTR)
 		next++;
@@ -100,7 +115,7 @@ static int add_branch(struct calls_build *b, const struct bt_branch *br,
 int bt_calls_build(const struct bt_history *hist, struct bt_symtab *symtab,
 		   struct bt_calls **out)
 {
-	struct calls_build b = { .symtab = symtab };
+	struct calls_build b = { .hist = hist, .symtab = symtab };
 	size_t i;
 	int ret = 0;
 
@@ -118,8 +133,11 @@ int bt_calls_build(const struct bt_history *hist, struct bt_symtab *symtab,
 			ret = add_branch(&b, &hist->branch[i], i);
 	}
 	/* Where the thread is now, even with no branch since. */
-	if (!ret && hist->count)
+	if (!ret && hist->count) {
+		if (hist->end_ts > b.cur.ts)
+			seg_end(&b.cur, hist->end_ts);
 		ret = push(&b, &b.cur);
+	}
 	if (ret) {
 		bt_calls_free(b.calls);
 		return ret;

@@ -13,6 +13,7 @@
 #include "btrace/insn.h"
 #include "btrace/ring.h"
 #include "decode_internal.h"
+#include "timing.h"
 #include "internal.h"
 
 void bt_history_free(struct bt_history *hist)
@@ -121,20 +122,42 @@ static void add_gap(struct bt_history *hist, int reason, uint64_t from,
 	br->to = to;
 }
 
-/* Fill the last @keep of @w->count entries into @hist. */
-static void soft_fill(const struct bt_capture *cap, const struct soft_walk *w,
-		      size_t keep, struct bt_history *hist)
+/*
+ * Fill the last @keep of @w->count entries into @hist, with their times
+ * from the stream's BT_REC_TIME records (timing.h).
+ */
+static int soft_fill(const struct bt_capture *cap, const struct soft_walk *w,
+		     size_t keep, struct bt_history *hist)
 {
 	const struct bt_rec_hdr *rec;
+	struct bt_anchors an = { 0 };
 	struct bt_branch br;
-	size_t off = 0, seen = 0, skip = w->count - keep;
+	size_t off = 0, seen = 0, skip = w->count - keep, first = hist->count;
+	uint64_t pos = 0;
+	int ret = 0;
 
 	while (!bt_rec_next(cap->data, cap->size, &off, &rec)) {
-		if (!soft_entry(rec, &br) || seen++ < skip)
+		if (rec->type == BT_REC_TIME &&
+		    rec->size >= sizeof(struct bt_rec_time)) {
+			const struct bt_rec_time *tr = (const void *)rec;
+
+			ret = bt_anchors_push(&an, pos + tr->ninsn, tr->ns);
+			if (ret < 0)
+				break;
+		}
+		if (!soft_entry(rec, &br))
 			continue;
+		pos += br.ninsn;
+		if (seen++ < skip)
+			continue;
+		br.ts = pos;
 		hist->branch[hist->count++] = br;
 		hist->ninsn += br.ninsn;
 	}
+	bt_anchors_apply(&an, hist->branch + first, hist->count - first);
+	hist->end_ts = an.n ? an.a[an.n - 1].ns : 0;
+	bt_anchors_release(&an);
+	return ret;
 }
 
 int bt_decode_soft(const struct bt_capture *cap,
@@ -142,7 +165,7 @@ int bt_decode_soft(const struct bt_capture *cap,
 {
 	struct soft_walk w;
 	size_t keep, room;
-	int lead;
+	int lead, ret;
 
 	soft_count(cap, &w);
 	keep = w.count;
@@ -162,13 +185,21 @@ int bt_decode_soft(const struct bt_capture *cap,
 		return bt_fail(bte_nomem, ENOMEM, "%zu branches", room);
 	if (lead)
 		add_gap(hist, BT_GAP_OVERFLOW, 0, 0);
-	soft_fill(cap, &w, keep, hist);
-	if (lead && hist->count > 1)
+	ret = soft_fill(cap, &w, keep, hist);
+	if (ret < 0)
+		return ret;
+	if (lead && hist->count > 1) {
 		hist->branch[0].to = hist->branch[1].from;
+		hist->branch[0].ts = hist->branch[1].ts;
+	}
 	/* A torn or corrupt tail: the history ends early, and says so. */
-	if (w.status < 0)
+	if (w.status < 0) {
 		add_gap(hist, BT_GAP_DECODE,
 			hist->count ? hist->branch[hist->count - 1].to : 0, 0);
+		if (hist->count > 1)
+			hist->branch[hist->count - 1].ts =
+				hist->branch[hist->count - 2].ts;
+	}
 	return 0;
 }
 

@@ -171,6 +171,7 @@ static const struct bt_recorder_host host = {
 	.insns = host_insns,
 	.branch = host_branch,
 	.gap = host_gap,
+	.time = bt_fast_history_time,
 	.maps_changed = host_maps_changed,
 	.untraced = host_untraced,
 	.native_on = rec_native_on,

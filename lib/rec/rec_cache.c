@@ -491,6 +491,7 @@ void rc_emit_init(struct bt_recorder *r, struct rx_emit *e, struct zone *z)
 	e->base = z->base + z->used;
 	e->link = link_lookup;
 	e->ctx = r;
+	e->no_time = rc_clock_off();
 }
 
 /* Map a zone within reach of @near (rec_room.c). */

@@ -333,6 +333,8 @@ int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
 	r->trapping = 1;
 	v = exit_at(r, rt, &regs, regs.rip - 1);
 	r->trapping = 0;
+	if (v == BT_RECORDER_GO_ON)
+		rc_time_stall(r, rt);
 	if (v == BT_RECORDER_LEFT_STEP)
 		rt->left_step = 1;
 	return v;

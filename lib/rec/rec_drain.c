@@ -26,6 +26,9 @@ static size_t rec_len(uint8_t tag)
 	switch (tag) {
 	case REC_IND:
 	case REC_SYNC:
+	case REC_TIME_SYS:
+	case REC_TIME:
+	case REC_TIME_NS:
 		return REC_ADDR_LEN;
 	case REC_IND32:
 		return REC_IND32_LEN;
@@ -71,9 +74,11 @@ static int term_kind(int term)
 /*
  * Walk from w->pc through blocks that need no record, up to the first
  * that does (returned), or to @stop if it comes first (NULL returned,
- * w->pc = @stop).  NULL with w->pc 0: the walk cannot go on.
+ * w->pc = @stop).  NULL with w->pc 0: the walk cannot go on.  With @sys,
+ * a system call's block is one that needs a record (its time's).
  */
-static const struct rb *w_advance(struct rec_walker *w, uint64_t stop)
+static const struct rb *w_advance_sys(struct rec_walker *w, uint64_t stop,
+				      int sys)
 {
 	size_t n;
 
@@ -90,6 +95,8 @@ static const struct rb *w_advance(struct rec_walker *w, uint64_t stop)
 			w->pc = stop;
 			return NULL;
 		}
+		if (sys && b->term == RB_SYSCALL)
+			return b;
 		switch (b->term) {
 		case RB_CUT:
 		case RB_SYSCALL:
@@ -113,6 +120,34 @@ static const struct rb *w_advance(struct rec_walker *w, uint64_t stop)
 	if (n == WALK_MAX)
 		w->pc = 0;
 	return NULL;
+}
+
+static const struct rb *w_advance(struct rec_walker *w, uint64_t stop)
+{
+	return w_advance_sys(w, stop, 0);
+}
+
+/*
+ * A time record: REC_TIME where the walk stands, REC_TIME_SYS before the
+ * system call the walk comes to next (then past it).  Where the walk
+ * cannot place it, it goes where the walk stands.
+ */
+static void w_time(struct rec_walker *w, const struct found *f)
+{
+	const struct rb *b = NULL;
+
+	if (f->tag == REC_TIME_SYS && w->pc)
+		b = w_advance_sys(w, 0, 1);
+	if (b && b->term == RB_SYSCALL) {
+		w_insns(w, b->ninsn - 1);
+		if (w->ops->time)
+			w->ops->time(w->ctx, f->addr, 0);
+		w_insns(w, 1);
+		w->pc = b->next;
+		return;
+	}
+	if (w->ops->time)
+		w->ops->time(w->ctx, f->addr, f->tag == REC_TIME_NS);
 }
 
 /* Apply conditionals' @outcomes (REC_TNT's coding); 0, or -1 (a gap). */
@@ -141,6 +176,11 @@ static int w_record(struct rec_walker *w, struct found *f)
 {
 	const struct rb *b;
 
+	if (f->tag == REC_TIME_SYS || f->tag == REC_TIME ||
+	    f->tag == REC_TIME_NS) {
+		w_time(w, f);
+		return 0;
+	}
 	if (f->tag == REC_IND) {
 		w->hi = f->addr >> 32;
 	} else if (f->tag == REC_IND32) {
@@ -196,7 +236,7 @@ static int found_push(struct found **f, size_t *n, size_t *cap,
 	g->outcomes = RX_PEND_NONE;
 	if (tag >= REC_TNT) {
 		g->outcomes = tag & 0x7f;
-	} else if (tag & 0x60) {	/* REC_IND(32)_O */
+	} else if ((tag & 0xe0) == REC_IND_O || (tag & 0xe0) == REC_IND32_O) {
 		g->outcomes = tag & 0x1f;
 		g->tag = (tag & 0xe0) == REC_IND_O ? REC_IND : REC_IND32;
 	}

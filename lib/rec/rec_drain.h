@@ -41,8 +41,11 @@ struct rec_drain_ops {
 	void (*insns)(void *ctx, uint32_t n);
 	/* ... a branch @from -> @to of BT_BR_* @kind was taken ... */
 	void (*branch)(void *ctx, uint64_t from, uint64_t to, int kind);
-	/* ... or the history is not continuous (BT_GAP_* @reason). */
+	/* ... or the history is not continuous (BT_GAP_* @reason) ... */
 	void (*gap)(void *ctx, int reason);
+	/* ... or, here, the thread's TSC was @t, or with @ns, CLOCK_MONOTONIC
+	   was @t ns (NULL: not wanted). */
+	void (*time)(void *ctx, uint64_t t, int ns);
 };
 
 /* Where decoding stands; kept from one drain to the next. */

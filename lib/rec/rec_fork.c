@@ -184,6 +184,7 @@ int bt_recorder_fork(const struct bt_recorder *p, pid_t child,
 		*out = c;	/* nothing mapped yet: starts fresh */
 		return 0;
 	}
+	c->clock = p->clock;		/* the same TSC */
 	c->syscall_insn = p->syscall_insn;
 	c->tables = p->tables;
 	c->version = stops_version;

@@ -28,6 +28,13 @@
  *   REC_IND_O | o    9 bytes  REC_IND after 1-4 conditionals' outcomes o
  *   REC_IND32_O | o  5 bytes  REC_IND32 after them
  *   REC_SYNC         9 bytes  decoding (re)starts at this address
+ *   REC_TIME_SYS     9 bytes  the TSC (rdtsc) before the thread's next
+ *                             system call (its block's instructions but
+ *                             the syscall ran)
+ *   REC_TIME         9 bytes  the TSC here (after a system call)
+ *   REC_TIME_NS      9 bytes  CLOCK_MONOTONIC here, in ns: written by the
+ *                             tracer where it stopped the thread (a
+ *                             translation's miss) and where it let it go
  *   0                         never written: the end
  *
  * Direct jumps and calls write nothing: the decoder follows them in the
@@ -36,7 +43,7 @@
  * it (for a REC_TNT of one outcome: the conditional's own address) so
  * that decoding can start there, and notes where the pass before ended
  * (the oldest records then lie between that point and the new head).
- * Tags 0x20-0x3f are free for later record kinds (timestamps).
+ * Tags 0x23-0x3f are free for later record kinds.
  */
 
 #define REC_TNT		0x80	/* | outcomes, 0x82-0xff */
@@ -47,6 +54,9 @@
 #define REC_IND		0x10
 #define REC_SYNC	0x11
 #define REC_IND32	0x12	/* a target, its high half the last REC_IND's */
+#define REC_TIME_SYS	0x20	/* the TSC before the next syscall */
+#define REC_TIME	0x21	/* the TSC here */
+#define REC_TIME_NS	0x22	/* CLOCK_MONOTONIC here (the tracer's) */
 #define REC_ADDR_LEN	9	/* tag + 8-byte address */
 #define REC_IND32_LEN	5	/* tag + the low 4 bytes */
 

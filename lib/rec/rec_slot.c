@@ -138,11 +138,21 @@ static void drain_gap(void *ctx, int reason)
 	c->r->host.gap(c->r->t, c->th, 0, reason);
 }
 
+static void drain_time(void *ctx, uint64_t t, int ns)
+{
+	struct drain_ctx *c = ctx;
+
+	if (c->r->host.time)
+		c->r->host.time(c->r->t, c->th,
+				ns ? t : rc_clock_ns(&c->r->clock, t));
+}
+
 static const struct rec_drain_ops drain_ops = {
 	.block = drain_block,
 	.insns = drain_insns,
 	.branch = drain_branch,
 	.gap = drain_gap,
+	.time = drain_time,
 };
 
 /*

@@ -506,6 +506,32 @@ static const uint16_t leave_syscalls[] = {
 	9, 10, 11, 25,	/* mmap, mprotect, munmap, mremap: code may go */
 };
 
+/*
+ * A time record: the TSC (rdtsc, which changes rax and rdx only, no
+ * flags) in a REC_TIME_SYS or REC_TIME record (@tag) of 9 bytes; rcx is
+ * borrowed already, rax and rdx are put back.
+ */
+static int emit_tsc(struct rx_emit *e, uint8_t tag)
+{
+	int ret = grow(e, 96);	/* 69, and what follows it */
+
+	if (ret < 0)
+		return ret;
+	gs_mov(e, 0, R_AX, TCB_RAX);
+	gs_mov(e, 0, R_DX, TCB_RDX);
+	put(e, "\x0f\x31", 2);		/* rdtsc */
+	ret = record_at(e, REC_ADDR_LEN, 0);
+	if (ret < 0)
+		return ret;
+	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
+	put8(e, tag);
+	put(e, "\x89\x41\x01\x89\x51\x05", 6); /* eax, edx: 1(%rcx), 5(%rcx) */
+	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
+	gs_mov(e, 1, R_AX, TCB_RAX);
+	gs_mov(e, 1, R_DX, TCB_RDX);
+	return 0;
+}
+
 static int emit_syscall(const struct rb *b, struct rx_emit *e)
 {
 	size_t i, exit_at[BT_ARRAY_SIZE(leave_syscalls)];
@@ -528,11 +554,20 @@ static int emit_syscall(const struct rb *b, struct rx_emit *e)
 	if (point(e, RX_POINT_EXIT_LEAVE, b->end, 0, RM_RCX) < 0)
 		return -bte_nomem;
 	put8(e, 0xcc);
-	if (point(e, RX_POINT_SAFE, b->end, 0, RM_RCX) < 0)
-		return -bte_nomem;
+	ret = e->no_time ? 0 : emit_tsc(e, REC_TIME_SYS); /* time blocked
+							     in it shows */
+	if (ret == 0 && point(e, RX_POINT_SAFE, b->end, 0, RM_RCX) < 0)
+		ret = -bte_nomem;
+	if (ret < 0)
+		return ret;
 	put(e, "\x0f\x05", 2);
 	if (point(e, RX_POINT_SAFE, b->next, 0, RM_FIXRCX) < 0)
 		return -bte_nomem;
+	ret = e->no_time ? 0 : emit_tsc(e, REC_TIME);
+	if (ret == 0 && point(e, RX_POINT_SAFE, b->next, 0, RM_FIXRCX) < 0)
+		ret = -bte_nomem;
+	if (ret < 0)
+		return ret;
 	put(e, "\x48\xb9", 2);		/* movabs $next,%rcx */
 	put64(e, b->next);
 	return link(e, b->next);

@@ -215,6 +215,7 @@ struct rx_emit {
 	uint8_t pend;		/* outcomes pending where emitting stands */
 	uint64_t entry_orig;	/* for rx_emit_entry's points */
 	rx_guess_fn guess;	/* NULL: inline caches start empty */
+	int no_time;		/* no TSC records around system calls */
 };
 
 /* Emit the translation of @b carrying @pend at e->base + e->len.  0,

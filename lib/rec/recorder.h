@@ -72,9 +72,11 @@ struct bt_recorder_host {
 	/* ... a branch was taken ... */
 	void (*branch)(struct bt_target *t, struct bt_thread *th,
 		       uint64_t from, uint64_t to, int kind);
-	/* ... or the history is not continuous before @to. */
+	/* ... or the history is not continuous before @to ... */
 	void (*gap)(struct bt_target *t, struct bt_thread *th, uint64_t to,
 		    int reason);
+	/* ... or it was @ns of CLOCK_MONOTONIC there (NULL: not wanted). */
+	void (*time)(struct bt_target *t, struct bt_thread *th, uint64_t ns);
 	/* The process's mappings of code may have changed. */
 	void (*maps_changed)(struct bt_target *t);
 	/* May a translation leave natively to @addr (untraced code)? */

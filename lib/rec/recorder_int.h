@@ -21,6 +21,7 @@
 
 #include "rec/recorder.h"
 #include "rec/rec_drain.h"
+#include "rec/rec_time.h"
 #include "rec/rec_xlate.h"
 
 #define ZONE_SIZE	(16u << 20)
@@ -117,6 +118,7 @@ struct bt_recorder {
 	uint8_t *emitbuf;
 	struct rnative *nat;		/* untraced code (rec_native.c) */
 	struct wp *wp;			/* pages of code the program may write */
+	struct rc_clock clock;		/* the rings' TSC to ns (rec_time.c) */
 };
 
 /* recorder.c: threads and setting up */
@@ -214,5 +216,7 @@ void rc_wp_syscall(struct bt_recorder *r, struct bt_thread *th,
 		   const struct user_regs_struct *regs);
 void rc_wp_free(struct bt_recorder *r);
 int rc_wp_copy(struct bt_recorder *c, const struct bt_recorder *p);
+/* rec_time.c: the tracer's time where it held @rt (its stop, now) */
+void rc_time_stall(struct bt_recorder *r, struct rthread *rt);
 
 #endif /* BTRACE_RECORDER_INT_H */

@@ -89,7 +89,8 @@ static void ring_make_room(struct bt_ring *ring, size_t need)
 	while (ring->head + need - tail > ring->size) {
 		hdr = (const struct bt_rec_hdr *)(ring->data + (tail & ring->mask));
 		tail += hdr->size;
-		ring->lost_records++;
+		/* entries of the history: a time record is none */
+		ring->lost_records += hdr->type != BT_REC_TIME;
 		ring->lost_bytes += hdr->size;
 	}
 	__atomic_store_n(&ring->tail, tail, __ATOMIC_RELEASE);

@@ -20,7 +20,7 @@ extern const uint8_t bt_trace_magic[8];
 #define BT_TRACE_STR_NULL 0xffffffffu
 
 #define BT_TRACE_VERSION_MAJOR 1
-#define BT_TRACE_VERSION_MINOR 1
+#define BT_TRACE_VERSION_MINOR 2	/* 2: soft captures may hold BT_REC_TIME */
 
 /* Thread data is checksummed per chunk of this many bytes (1.1). */
 #define BT_TRACE_CHUNK 65536u

@@ -586,6 +586,7 @@ int bt_event_read(struct bt_target *t, pid_t tid, int status,
 	ev->th = th;
 	th->state = BT_TH_STOPPED;
 	th->why = BT_TS_NONE;
+	th->stop_ns = bt_clock_ns();
 	ev->kind = stop_kind(t, th, ev);
 	return 0;
 }

@@ -62,6 +62,9 @@ struct bt_thread {
 	   is stepped (stepping, until its step completed) */
 	int hold;
 	int stepping;
+	/* clock.c: CLOCK_MONOTONIC at its last stop, at the last time record
+	   in its ring, and of a stop not written yet (0: none) */
+	uint64_t stop_ns, time_ns, owed_ns;
 	struct bt_ring *ring;
 	void *bk;		/* backend's per-thread data */
 };
@@ -163,6 +166,27 @@ int bt_thread_ring_capture(struct bt_thread *th, struct bt_ring_view *view,
 
 int bt_thread_gap(struct bt_thread *th, uint64_t from, uint64_t to,
 		  int reason);
+
+/* clock.c: CLOCK_MONOTONIC now, in ns. */
+uint64_t bt_clock_ns(void);
+
+/*
+ * Append a BT_REC_TIME to @th's ring: it was @ns (CLOCK_MONOTONIC)
+ * @ninsn instructions after its last branch record.  Returns 0, or what
+ * bt_ring_write() returns.
+ */
+int bt_thread_time(struct bt_thread *th, uint64_t ns, uint32_t ninsn,
+		   uint32_t flags);
+
+/*
+ * The time of @th's stop (th->stop_ns) into its ring, @ninsn instructions
+ * after its last branch, when it ran long enough since the last time
+ * written (else it is owed); bt_thread_time_owed(), before the branches
+ * of a stop, writes an owed one at @ninsn if the thread ran long enough
+ * since then.  Never fail (a time lost is interpolated over).
+ */
+void bt_thread_time_stop(struct bt_thread *th, uint32_t ninsn);
+void bt_thread_time_owed(struct bt_thread *th, uint32_t ninsn);
 
 /* Append one branch record to @th's ring; counts it in the stats. */
 int bt_thread_record(struct bt_target *t, struct bt_thread *th,

@@ -52,9 +52,11 @@ for d in docs:
 PY
 
 # run --calls prints the call history as the session's calls does.
-rows() {	# file [header]: the rows after each header (the call history's)
+rows() {	# file [header]: the rows after each header (the call history's),
+	# without the durations (timing: each run has its own)
 	awk -v h="^${2:-call history of thread}" \
-		'$0 ~ h { on = 1; next } on && /^ +-[0-9]/ { print; next } { on = 0 }' "$1"
+		'$0 ~ h { on = 1; next } on && /^ +-[0-9]/ { print; next } { on = 0 }' "$1" |
+		sed -E 's/, [0-9.]+ (ns|us|ms|s)\)/)/'
 }
 "$BTRACE" run --calls --last 12 --no-color -- "$prog" >"$work/run.txt" 2>/dev/null
 rc=$?

@@ -10,7 +10,10 @@ need_cmd python3
 prog=$TARGETS/timeline
 check="python3 $TESTDIR/e2e/lib/timeline_check.py"
 
+# Instructions for time: the short calls are as wide as their work (in
+# real time main's wait for the worker dwarfs them: timeline_time.sh).
 "$BTRACE" run --backend soft --timeline "$work/run.json" --svg "$work/run.svg" \
+	--timeline-clock instructions \
 	--last 12 --save "$work/t.trace" -- "$prog" >"$work/out" 2>"$work/err"
 rc=$?
 expect_rc 139
@@ -23,13 +26,14 @@ no_leftovers "$prog"
 
 # The saved trace gives the same timeline and the same picture.
 "$BTRACE" show --timeline "$work/show.json" --svg "$work/show.svg" --last 12 \
-	"$work/t.trace" >/dev/null 2>"$work/err" || { cat "$work/err"; fail "show failed"; }
+	--timeline-clock instructions "$work/t.trace" >/dev/null 2>"$work/err" || { cat "$work/err"; fail "show failed"; }
 $check same "$work/run.json" "$work/show.json" || exit 1
 $check svg "$work/show.svg" a b @c w_inner || exit 1
 
 # A ring too small for the whole run: the history starts inside main
 # (and deeper), returns lead out of frames entered before it.
 "$BTRACE" run --backend soft --buffer-size 4K --timeline "$work/small.json" \
+	--timeline-clock instructions \
 	-- "$prog" >/dev/null 2>"$work/err"
 rc=$?
 expect_rc 139

@@ -12,7 +12,9 @@ ss=$TESTDIR/../build/web/node_modules/speedscope/dist/release/index.html
 ss=$(realpath "$ss")
 check="python3 $TESTDIR/e2e/lib/timeline_check.py"
 
+# (on instructions: in real time main's wait for its worker dwarfs a, b, c)
 "$BTRACE" run --backend soft --timeline "$work/t.json" --svg "$work/t.svg" \
+	--timeline-clock instructions \
 	--last 12 -- "$TARGETS/timeline" >/dev/null 2>"$work/err"
 rc=$?
 expect_rc 139

@@ -272,10 +272,15 @@ static int attach_cycle(pid_t pid, uint64_t mix, int round, int *sent)
 		assert_int_equal(bt_target_capture(t, stop.tid, &cap), 0);
 		assert_int_equal(cap.status, 0);
 		if (cap.size && stop.reason == BT_STOP_BREAK) {
-			const struct bt_rec_branch *last = (const void *)
-				(cap.data + cap.size - sizeof(*last));
+			const struct bt_rec_branch *last = NULL;
+			const struct bt_rec_hdr *rec;
+			size_t off = 0;
 
-			assert_int_equal(last->hdr.type, BT_REC_BRANCH);
+			/* the last branch record (time records follow it) */
+			while (!bt_rec_next(cap.data, cap.size, &off, &rec))
+				if (rec->type == BT_REC_BRANCH)
+					last = (const void *)rec;
+			assert_non_null(last);
 			/* A call, or a handler returning to mix's entry. */
 			if (last->to != mix)
 				print_branches(cap.data, last, round);

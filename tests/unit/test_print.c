@@ -155,8 +155,8 @@ static void report_json(void **state)
 	assert_non_null(strstr(out, "{\"btrace\": 1, \"backend\": \"soft\", \"pid\": 42,"));
 	assert_non_null(strstr(out, "\"stop\": {\"tid\": 43, \"reason\": \"signal\", \"signal\": \"SIGABRT\", \"status\": null, \"pc\": \"0x1005\", \"addr\": null, \"siginfo\": {\"si_code\": -6, \"code\": \"SI_TKILL\", \"what\": \"sent with tgkill() (raise, abort)\", \"fault\": false, \"sender\": {\"pid\": 42, \"uid\": 1000, \"comm\": \"prog\"}, \"value\": null}, \"sym\": null, \"src\": null, \"insn\": \"jmp rax\"}"));
 	assert_non_null(strstr(out, "\"threads\": [{\"tid\": 42, \"lost\": 7, \"branches\": ["));
-	assert_non_null(strstr(out, "{\"from\": \"0x0\", \"to\": \"0x0\", \"kind\": \"gap\", \"gap\": \"overflow\", \"from_sym\": null, \"to_sym\": null, \"from_src\": null, \"to_src\": null, \"insn\": null}"));
-	assert_non_null(strstr(out, "{\"from\": \"0x1000\", \"to\": \"0x1010\", \"kind\": \"call\", \"from_sym\": null, \"to_sym\": null, \"from_src\": null, \"to_src\": null, \"insn\": \"call 0x1010\"}"));
+	assert_non_null(strstr(out, "{\"from\": \"0x0\", \"to\": \"0x0\", \"kind\": \"gap\", \"gap\": \"overflow\", \"from_sym\": null, \"to_sym\": null, \"from_src\": null, \"to_src\": null, \"insn\": null, \"ts\": null}"));
+	assert_non_null(strstr(out, "{\"from\": \"0x1000\", \"to\": \"0x1010\", \"kind\": \"call\", \"from_sym\": null, \"to_sym\": null, \"from_src\": null, \"to_src\": null, \"insn\": \"call 0x1010\", \"ts\": null}"));
 	assert_non_null(strstr(out, "\"stats\": {\"instructions\": 100, \"branches\": 20, \"stops\": 101, \"displaced\": 9, \"ring_bytes\": 0, \"ring_read\": 0}}\n"));
 	free(out);
 }
@@ -256,7 +256,7 @@ static void calls_view(void **state)
 	free(out);
 	out = render_report(&r, 1);
 	assert_non_null(strstr(out, "\"calls\": [\n"
-				    "    {\"depth\": 0, \"func\": null, \"addr\": \"0x1000\", \"src\": null, \"branches\": 1, \"instructions\": 3},\n"
+				    "    {\"depth\": 0, \"func\": null, \"addr\": \"0x1000\", \"src\": null, \"branches\": 1, \"instructions\": 3, \"ts\": null, \"duration\": null},\n"
 				    "    {\"depth\": 1, \"gap\": \"overflow\"},\n"));
 	free(out);
 }

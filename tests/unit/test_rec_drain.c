@@ -31,9 +31,13 @@
  * BASE+8  nop               block C: [8, 11), a return
  * BASE+9  nop
  * BASE+10 ret               block D: [10, 11), the same return
+ * BASE+11 nop               block E: [11, 14), a system call
+ * BASE+12 syscall
+ * BASE+14 ret               block F: [14, 15), a return
  */
 static const uint8_t code[] = {
 	0x48, 0x39, 0xc8, 0x7c, 0x03, 0x90, 0xeb, 0x02, 0x90, 0x90, 0xc3,
+	0x90, 0x0f, 0x05, 0xc3,
 };
 
 static int read_code(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -47,11 +51,12 @@ static int read_code(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-enum { EV_INSNS = 1, EV_BRANCH, EV_GAP };
+enum { EV_INSNS = 1, EV_BRANCH, EV_GAP, EV_TIME };
 
 struct ev {
 	int what;
-	uint64_t a, b;		/* insns: n; branch: from, to; gap: reason */
+	uint64_t a, b;		/* insns: n; branch: from, to; gap: reason;
+				   time: t, ns */
 	int kind;
 };
 
@@ -108,11 +113,17 @@ static void fx_gap(void *ctx, int reason)
 	fx_push(ctx, (struct ev){ EV_GAP, (uint64_t)reason, 0, 0 });
 }
 
+static void fx_time(void *ctx, uint64_t t, int ns)
+{
+	fx_push(ctx, (struct ev){ EV_TIME, t, (uint64_t)ns, 0 });
+}
+
 static const struct rec_drain_ops fx_ops = {
 	.block = fx_block,
 	.insns = fx_insns,
 	.branch = fx_branch,
 	.gap = fx_gap,
+	.time = fx_time,
 };
 
 static int setup(void **state)
@@ -225,6 +236,40 @@ static void ev_gap(const struct fixture *f, size_t i, int reason)
 	assert_true(i < f->nev);
 	assert_int_equal(f->ev[i].what, EV_GAP);
 	assert_int_equal(f->ev[i].a, (uint64_t)reason);
+}
+
+static void ev_time(const struct fixture *f, size_t i, uint64_t t, int ns)
+{
+	assert_true(i < f->nev);
+	assert_int_equal(f->ev[i].what, EV_TIME);
+	assert_int_equal(f->ev[i].a, t);
+	assert_int_equal(f->ev[i].b, (uint64_t)ns);
+}
+
+/*
+ * Time records: the TSC before a system call goes after the instructions
+ * before it (the walk goes to the syscall's block), the one after it
+ * after the syscall, the tracer's ns where the walk stands.
+ */
+static void drain_time(void **state)
+{
+	struct fixture *f = *state;
+
+	put_addr(f, REC_SYNC, BASE + 11);
+	put_addr(f, REC_TIME_SYS, 100);
+	put_addr(f, REC_TIME, 200);
+	put_addr(f, REC_TIME_NS, 300);
+	put_addr(f, REC_IND, BASE);	/* the ret's target */
+	assert_int_equal(drain(f, 0), 0);
+	assert_int_equal(f->nev, 7);
+	ev_insns(f, 0, 1);		/* the nop */
+	ev_time(f, 1, 100, 0);
+	ev_insns(f, 2, 1);		/* the syscall */
+	ev_time(f, 3, 200, 0);
+	ev_time(f, 4, 300, 1);
+	ev_insns(f, 5, 1);		/* the ret */
+	ev_branch(f, 6, BASE + 14, BASE, BT_BR_RET);
+	assert_int_equal(f->drained, 5 * REC_ADDR_LEN);
 }
 
 /* A start, a conditional taken, a return: oldest first, with counts. */
@@ -403,6 +448,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(drain_basic, setup, teardown),
+		cmocka_unit_test_setup_teardown(drain_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(drain_incremental, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(drain_wrap_incremental, setup,

@@ -82,7 +82,7 @@ static void model_write(struct model *m, uint16_t type, size_t len)
 	while (m->bytes + total > m->size) {
 		r = model_at(m, 0);
 		m->bytes -= total_of(r->len);
-		m->lost_records++;
+		m->lost_records += r->type != BT_REC_TIME;	/* not an entry */
 		m->lost_bytes += total_of(r->len);
 		m->first = (m->first + 1) % MODEL_MAX;
 		m->count--;

@@ -337,6 +337,84 @@ static void parse_newer_version(void **state)
 	free(buf);
 }
 
+/*
+ * A soft capture of three branches of 10 instructions each with time
+ * records at 0 and 30 instructions (1000 and 4000 ns): the branches'
+ * times interpolated (2000, 3000, 4000), kept through a trace file; the
+ * same capture without them in a file of format 1.1 loads, untimed.
+ */
+static void soft_timed(struct bt_capture *c, int timed)
+{
+	struct bt_ring *ring = bt_ring_alloc(4096);
+	struct bt_ring_view v;
+	struct bt_rec_branch br = { .kind = BT_BR_JUMP, .ninsn = 10 };
+	struct bt_rec_time tr = { .ns = 1000 };
+	int i;
+
+	assert_non_null(ring);
+	if (timed)
+		assert_int_equal(bt_ring_write(ring, BT_REC_TIME, &tr.ns,
+					       sizeof(tr) - sizeof(tr.hdr)), 0);
+	for (i = 0; i < 3; i++) {
+		br.from = 0x401000 + 0x10 * i;
+		br.to = br.from + 0x100;
+		assert_int_equal(bt_ring_write(ring, BT_REC_BRANCH, &br.from,
+					       sizeof(br) - sizeof(br.hdr)), 0);
+	}
+	tr.ns = 4000;
+	if (timed)
+		assert_int_equal(bt_ring_write(ring, BT_REC_TIME, &tr.ns,
+					       sizeof(tr) - sizeof(tr.hdr)), 0);
+	bt_ring_view_init(&v, ring);
+	free(c->data);
+	c->format = BT_FMT_SOFT;
+	c->lost = 0;
+	assert_true(bt_ring_copy(&v, &c->data, &c->size) >= 0);
+	bt_ring_free(ring);
+}
+
+static void check_times(const struct bt_capture *c, int timed)
+{
+	struct bt_decode_opts o = { .size = sizeof(o) };
+	struct bt_history *h;
+	size_t i;
+
+	assert_int_equal(bt_decode(c, &o, &h), 0);
+	assert_int_equal(h->count, 3);
+	assert_int_equal(h->end_ts, timed ? 4000 : 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(h->branch[i].ts, timed ? 2000 + 1000 * i : 0);
+	bt_history_free(h);
+}
+
+static void time_records(void **state)
+{
+	struct bt_trace *t = sample(9), *u;
+	uint8_t *buf;
+	uint32_t crc;
+	size_t len;
+
+	soft_timed(&t->thread[0], 1);
+	encode(t, &buf, &len);
+	assert_int_equal(buf[10], BT_TRACE_VERSION_MINOR);
+	assert_int_equal(bt_trace_parse(&u, buf, len), 0);
+	assert_trace_equal(t, u);
+	check_times(&u->thread[0], 1);
+	bt_trace_free(u);
+	free(buf);
+
+	soft_timed(&t->thread[0], 0);	/* as btrace wrote 1.1 */
+	encode(t, &buf, &len);
+	buf[10] = 1;
+	crc = htole32(bt_crc32(0, buf, 28));
+	memcpy(buf + 28, &crc, 4);
+	assert_int_equal(bt_trace_parse(&u, buf, len), 0);
+	check_times(&u->thread[0], 0);
+	bt_trace_free(u);
+	bt_trace_free(t);
+	free(buf);
+}
+
 static void write_read(void **state)
 {
 	char dir[] = "/tmp/test_tracefile.XXXXXX", path[64];
@@ -551,6 +629,7 @@ int main(void)
 		cmocka_unit_test(parse_foreign),
 		cmocka_unit_test(parse_unknown_section),
 		cmocka_unit_test(parse_newer_version),
+		cmocka_unit_test(time_records),
 		cmocka_unit_test(write_read),
 		cmocka_unit_test(map_check),
 		cmocka_unit_test(symbol),

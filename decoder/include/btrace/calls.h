@@ -26,6 +26,10 @@ struct bt_call {
 	size_t first, last;	/* indices of the branches it covers */
 	size_t nbranches;	/* branches that end in it */
 	uint64_t ninsn;		/* instructions, 0 if unknown */
+	uint64_t ts;		/* when it started (ns, the branches' clock),
+				   0 if the history has no time */
+	uint64_t duration;	/* ns from then to its end: the branch that
+				   leaves it, or the history's end */
 };
 
 struct bt_calls {

@@ -36,6 +36,13 @@ struct bt_history {
 	 * near the end).  0: the whole capture.
 	 */
 	uint64_t data_begin;
+	/*
+	 * Time (ns of CLOCK_MONOTONIC) at the end of the history: the
+	 * capture's last time record, where the thread stopped; 0 when the
+	 * capture carries no time (BTS, files of btrace before 0.2's trace
+	 * format 1.2), and then every branch's ts is 0 too.
+	 */
+	uint64_t end_ts;
 };
 
 /*

@@ -55,9 +55,12 @@ void bt_fast_history_insns(struct bt_target *t, struct bt_thread *th,
 /* ... a branch was taken (BT_BR_*, BT_BRF_*) ... */
 void bt_fast_history_branch(struct bt_target *t, struct bt_thread *th,
 			    uint64_t from, uint64_t to, int kind, int flags);
-/* ... or the history is not continuous from @from to @to (BT_GAP_*). */
+/* ... or the history is not continuous from @from to @to (BT_GAP_*) ... */
 void bt_fast_history_gap(struct bt_target *t, struct bt_thread *th,
 			 uint64_t from, uint64_t to, int reason);
+/* ... or it was @ns (CLOCK_MONOTONIC) there. */
+void bt_fast_history_time(struct bt_target *t, struct bt_thread *th,
+			  uint64_t ns);
 
 /*
  * The first half of resuming stopped @th (bt_backend_soft_fast.resume is

@@ -61,6 +61,15 @@ void bt_fast_history_gap(struct bt_target *t, struct bt_thread *th,
 	fast_gap_append(t, th, from, to, reason);
 }
 
+void bt_fast_history_time(struct bt_target *t, struct bt_thread *th,
+			  uint64_t ns)
+{
+	struct fast_thread *ft = th->bk;
+
+	(void)t;
+	bt_thread_time(th, ns, ft->acc, BT_TIMEF_SYSCALL);
+}
+
 /* Instructions of @l executed before @pc. */
 static uint32_t link_insns_before(struct bt_target *t,
 				  const struct fast_link *l, uint64_t pc)
@@ -122,8 +131,22 @@ static void exit_commit(struct bt_target *t, struct bt_thread *th,
  * one (conditionals not taken), or the taken side of one conditional.
  * The chain is then empty.
  */
+static void chain_commit(struct bt_target *t, struct bt_thread *th,
+			 uint64_t pc);
+
+/* The chain's commit between the times of the stops around it. */
 void fast_chain_commit(struct bt_target *t, struct bt_thread *th,
 		       uint64_t pc)
+{
+	struct fast_thread *ft = th->bk;
+
+	bt_thread_time_owed(th, ft->acc);
+	chain_commit(t, th, pc);
+	bt_thread_time_stop(th, ft->acc);
+}
+
+static void chain_commit(struct bt_target *t, struct bt_thread *th,
+			 uint64_t pc)
 {
 	struct fast_thread *ft = th->bk;
 	int i, at = -1, n = (int)ft->nchain;
@@ -497,6 +520,36 @@ static void bp_drop_unused(struct bt_target *t, struct fast_thread *ft,
 	fast_bp_remove(t, addr);
 }
 
+/*
+ * Does the system call that ends @b wait (sleep, I/O, a lock)?  Then it
+ * is stepped, so that the stops before and after it tell how long it took
+ * (tracer/clock.c): time blocked in it shows as such, not spread over the
+ * stops around it.  Known only where its number is loaded right before
+ * it (mov $nr,%eax: glibc's wrappers); the others run through the chain.
+ */
+static int syscall_waits(const struct bt_block *b)
+{
+	static const uint16_t waits[] = {
+		0, 1, 7, 17, 18, 19, 20, 23, 34, 35, 42, 43, 44, 45, 46, 47,
+		61, 202, 230, 232, 247, 270, 271, 281, 288,
+	};
+	const uint8_t *mov;
+	uint32_t nr;
+	size_t i;
+
+	/* the instruction before the syscall: mov $nr,%eax (b8 imm32) */
+	if (b->ninsn < 2 || b->off[b->ninsn - 2] + 5u != b->end - b->start)
+		return 0;
+	mov = b->bytes + b->off[b->ninsn - 2];
+	if (mov[0] != 0xb8)
+		return 0;
+	memcpy(&nr, mov + 1, 4);
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
+		if (nr == waits[i])
+			return 1;
+	return 0;
+}
+
 /* The next main-path block after @b, 0 when the chain stops at @b. */
 static int link_follow(struct bt_target *t, struct fast_thread *ft,
 		       const struct bt_block *b, uint64_t *next)
@@ -517,7 +570,8 @@ static int link_follow(struct bt_target *t, struct fast_thread *ft,
 		return 0;
 	case BT_INSN_SYSCALL:
 		/* only "syscall" comes back; rt_sigreturn is stepped */
-		if (b->next - b->end == 2 && !fast_is_restorer(f, b->start)) {
+		if (b->next - b->end == 2 && !fast_is_restorer(f, b->start) &&
+		    !syscall_waits(b)) {
 			*next = b->next;
 			return 0;
 		}

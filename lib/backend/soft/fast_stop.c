@@ -428,7 +428,9 @@ int fast_trap(struct bt_target *t, struct bt_thread *th, const siginfo_t *si)
 	}
 	if (ft->state == FT_SIGSTEP || ft->state == FT_STEPOVER ||
 	    ft->state == FT_STEP) {
+		bt_thread_time_owed(th, ft->acc);
 		step_done(t, th, &regs);
+		bt_thread_time_stop(th, ft->acc);
 		return 1;
 	}
 	return 0;

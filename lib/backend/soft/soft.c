@@ -195,8 +195,8 @@ static void soft_late_trap(struct bt_target *t, struct bt_thread *th)
 	t->stats.instructions++;
 }
 
-static int soft_trap(struct bt_target *t, struct bt_thread *th,
-		     const siginfo_t *si)
+static int soft_trap_step(struct bt_target *t, struct bt_thread *th,
+			  const siginfo_t *si)
 {
 	struct soft_thread *st = th->bk;
 	struct user_regs_struct regs;
@@ -246,6 +246,20 @@ static int soft_trap(struct bt_target *t, struct bt_thread *th,
 		kind = BT_BR_IJUMP;
 	soft_record(t, th, regs.rip, kind, 0);
 	return 1;
+}
+
+/* A step's trap, between the times of the stops around its instruction. */
+static int soft_trap(struct bt_target *t, struct bt_thread *th,
+		     const siginfo_t *si)
+{
+	struct soft_thread *st = th->bk;
+	int ret;
+
+	bt_thread_time_owed(th, st->ninsn);
+	ret = soft_trap_step(t, th, si);
+	if (ret)
+		bt_thread_time_stop(th, st->ninsn);
+	return ret;
 }
 
 /* A debugger moved the pc: what ran before does not lead to @to. */

@@ -9,7 +9,9 @@
  * From the pc where a thread is resumed, the path up to the next
  * conditional branch, return or indirect jump/call is known in advance:
  * basic blocks (soft_block.h) linked by direct jumps and calls, and
- * syscalls that come back to the next instruction.  That chain is
+ * syscalls that come back to the next instruction (but those that wait:
+ * they are stepped, so that the stops around one time it, tracer/clock.c).
+ * That chain is
  * remembered per thread and an int3 is put on the decision branch that
  * ends it (kept there for every later visit, by every thread).  When a
  * thread stops anywhere -- at such a breakpoint, a signal, an exit -- the

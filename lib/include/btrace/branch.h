@@ -12,6 +12,10 @@
  * straight through: the block of branch i is [branches[i-1].to,
  * branches[i].from], ending with the branch instruction at from.
  *
+ * Time: where the capture carries timestamps (the software backends, the
+ * recorder, Intel PT with TSC/MTC), each branch has one, interpolated
+ * over instruction counts between the capture's own time records.
+ *
  * A gap is an entry of its own (kind BT_BR_GAP) with a reason: the history
  * is never silently joined across lost or untraced code.  For a gap, from is
  * the last address known before it (0 if none) and to the first address
@@ -59,6 +63,8 @@ struct bt_branch {
 	uint8_t kind;	/* enum bt_branch_kind */
 	uint8_t flags;	/* enum bt_branch_flags */
 	uint16_t gap;	/* enum bt_gap_reason, for BT_BR_GAP */
+	uint64_t ts;	/* when it was taken, ns of CLOCK_MONOTONIC; 0 if the
+			   capture carries no time (BTS) */
 };
 
 /*

@@ -35,6 +35,7 @@ struct bt_rec_hdr {
 enum bt_rec_type {
 	BT_REC_BRANCH = 1,	/* struct bt_rec_branch */
 	BT_REC_LOST,		/* struct bt_rec_lost */
+	BT_REC_TIME,		/* struct bt_rec_time */
 	BT_REC_MAX
 };
 
@@ -54,6 +55,21 @@ struct bt_rec_lost {
 	struct bt_rec_hdr hdr;
 	uint64_t count;
 };
+
+/*
+ * The thread's clock: @ninsn instructions after the branch before this
+ * record (instructions the next branch record counts), it was @ns
+ * nanoseconds of CLOCK_MONOTONIC.  The decoder gives each branch a time
+ * interpolated over instruction counts between two such records.
+ */
+struct bt_rec_time {
+	struct bt_rec_hdr hdr;
+	uint64_t ns;
+	uint32_t ninsn;
+	uint32_t flags;	/* BT_TIMEF_* */
+};
+
+#define BT_TIMEF_SYSCALL 1	/* taken around a system call (recorder) */
 
 struct bt_ring;
 
@@ -85,7 +101,10 @@ uint64_t bt_ring_tail(const struct bt_ring *ring);
 size_t bt_ring_size(const struct bt_ring *ring);
 const uint8_t *bt_ring_data(const struct bt_ring *ring);
 
-/* Records and bytes overwritten so far.  Never fail. */
+/*
+ * Records (history entries: BT_REC_TIME records are not counted) and
+ * bytes overwritten so far.  Never fail.
+ */
 uint64_t bt_ring_lost_records(const struct bt_ring *ring);
 uint64_t bt_ring_lost_bytes(const struct bt_ring *ring);
 

@@ -80,9 +80,9 @@ def children(events, parent):
 def cmd_json(path, stopped=None):
     doc = load(path)
     other = doc.get("otherData", {})
-    if other.get("clock") not in ("instructions", "branches"):
+    if other.get("clock") not in ("instructions", "branches", "us"):
         fail("otherData.clock is %r" % other.get("clock"))
-    if "no timestamps" not in other.get("note", ""):
+    if other.get("clock") != "us" and "no timestamps" not in other.get("note", ""):
         fail("the file does not say that time is not time")
     spans, names = threads(doc)
     if not spans:
@@ -265,7 +265,46 @@ def cmd_dom(path, *names):
             fail("%r is not on the page" % n)
 
 
+def within(what, got, want, tol=0.2):
+    if not want or abs(got - want) > tol * want:
+        fail("%s: %d us in the timeline, %d us by the program's clock"
+             % (what, got, want))
+
+
+def cmd_durations(path, work_ns, nap_ns):
+    """targets/timed: real time (otherData.clock "us"); work() between
+    its two clock reads and nap() as long as the program measured them
+    (within 20%), the sleep inside nanosleep; each thread in time order
+    (cmd_json); the last event the crashing function."""
+    doc = cmd_json(path, "stop")
+    if doc["otherData"]["clock"] != "us":
+        fail("clock %r, not the trace's time" % doc["otherData"]["clock"])
+    stop = [e for e in doc["traceEvents"] if e.get("cat") == "stop"][0]
+    spans, _ = threads(doc)
+    main = spans[stop["tid"]]
+    if main[-1]["name"] != "crash":
+        fail("the last event is %s" % main[-1]["name"])
+    work, nap = by_name(main, "work"), by_name(main, "nap")
+    if len(work) != 1 or len(nap) != 1:
+        fail("work %r, nap %r" % (work, nap))
+    w, n = work[0], nap[0]
+    # the program reads its clock as now_ns() returns, twice
+    reads = [e["ts"] + e["dur"] for e in by_name(main, "now_ns")
+             if w["ts"] <= e["ts"] <= w["ts"] + w["dur"]]
+    if len(reads) != 2:
+        fail("work calls now_ns %d times" % len(reads))
+    within("work", reads[1] - reads[0], int(work_ns) // 1000)
+    if w["dur"] < reads[1] - reads[0]:
+        fail("work's span is shorter than its work")
+    within("nap", n["dur"], int(nap_ns) // 1000)
+    sleep = [e for e in main if e["name"] in ("__clock_nanosleep",
+                                              "clock_nanosleep")
+             and n["ts"] <= e["ts"] < n["ts"] + n["dur"]]
+    if not sleep or sleep[0]["dur"] < 0.8 * n["dur"]:
+        fail("the sleep is not in clock_nanosleep: %r" % sleep)
+
+
 if __name__ == "__main__":
     {"json": cmd_json, "crash": cmd_crash, "window": cmd_window,
-     "same": cmd_same,
+     "same": cmd_same, "durations": cmd_durations,
      "svg": cmd_svg, "png": cmd_png, "dom": cmd_dom}[sys.argv[1]](*sys.argv[2:])

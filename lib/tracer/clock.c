@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The tracer's clock in a thread's history (tracer.h): CLOCK_MONOTONIC
+ * read when a stop is seen (event.c), written into the thread's ring as
+ * BT_REC_TIME records by the backends that stop the thread along its way
+ * (the fast mode and step mode), so that the decoder can give every
+ * branch a time.
+ *
+ * A record at every stop would take as much ring as the branches: a
+ * stop's time is written only where the thread ran (or was blocked) for
+ * at least CLOCK_GRAIN since the last record; a stop skipped is kept
+ * owed, and written at the next stop (before its branches) if the thread
+ * then ran that long since it, so that time blocked between two stops
+ * shows between them, not spread over the stops before.
+ */
+#include <time.h>
+
+#include "btrace/ring.h"
+#include "tracer/tracer.h"
+
+#define CLOCK_GRAIN	20000	/* ns */
+
+uint64_t bt_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int bt_thread_time(struct bt_thread *th, uint64_t ns, uint32_t ninsn,
+		   uint32_t flags)
+{
+	struct bt_rec_time rec = { .ns = ns, .ninsn = ninsn, .flags = flags };
+
+	if (!th->ring)
+		return 0;
+	th->time_ns = ns;
+	th->owed_ns = 0;
+	return bt_ring_write(th->ring, BT_REC_TIME, &rec.ns,
+			     sizeof(rec) - sizeof(rec.hdr));
+}
+
+void bt_thread_time_owed(struct bt_thread *th, uint32_t ninsn)
+{
+	if (th->owed_ns && th->stop_ns >= th->owed_ns + CLOCK_GRAIN)
+		bt_thread_time(th, th->owed_ns, ninsn, 0);
+}
+
+void bt_thread_time_stop(struct bt_thread *th, uint32_t ninsn)
+{
+	if (!th->stop_ns || th->stop_ns <= th->time_ns ||
+	    th->stop_ns == th->owed_ns)
+		return;
+	if (th->stop_ns >= th->time_ns + CLOCK_GRAIN)
+		bt_thread_time(th, th->stop_ns, ninsn, 0);
+	else
+		th->owed_ns = th->stop_ns;
+}
