@@ -62,6 +62,13 @@ struct bt_thread {
 	int hold;
 	int stepping;
 	struct bt_ring *ring;
+	/*
+	 * The last fault its handler took (fault.c), and the ring position
+	 * a record must not reach before what the ring held then is copied
+	 * out (0: none).
+	 */
+	struct bt_fault_keep *fault;
+	uint64_t fault_guard;
 	void *bk;		/* backend's per-thread data */
 };
 

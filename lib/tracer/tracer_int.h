@@ -51,6 +51,13 @@ int bt_proc_status(pid_t pid, pid_t tid, const char *key, char *buf,
 uint64_t bt_proc_sigmask(pid_t pid, pid_t tid, const char *key);
 struct bt_thread *bt_target_main_thread(struct bt_target *t);
 
+/* fault.c */
+
+void bt_fault_mark(struct bt_target *t, struct bt_thread *th,
+		   const struct bt_stop *fault);
+void bt_fault_guard(struct bt_thread *th, size_t len);
+void bt_fault_free(struct bt_thread *th);
+
 /* event.c */
 
 int bt_sig_fate(struct bt_target *t, struct bt_thread *th, int sig,
