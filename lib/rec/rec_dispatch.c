@@ -230,7 +230,8 @@ int bt_recorder_fault(struct bt_recorder *r, struct bt_thread *th,
 
 	if (!rt || !rt->in || bt_thread_regs(th, &regs) < 0)
 		return 0;
-	return wrap_fault(r, rt, &regs, si);
+	return wrap_fault(r, rt, &regs, si) ||
+	       rc_fault_repair(r, rt, &regs, si);
 }
 
 /* A direct exit: @orig needs its translation; link it and go there. */
@@ -320,6 +321,7 @@ int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
 	if (!rt || !rt->in || si->si_code != SI_KERNEL ||
 	    bt_thread_regs(th, &regs) < 0)
 		return BT_RECORDER_NOT_OURS;
+	rc_tcb_check(r, rt);	/* what the program wrote there, repaired */
 	r->trapping = 1;
 	v = exit_at(r, rt, &regs, regs.rip - 1);
 	r->trapping = 0;
@@ -338,6 +340,7 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 
 	if (!rt || !rt->in || th->state != BT_TH_STOPPED)
 		return;
+	rc_tcb_check(r, rt);
 	for (i = 0; i < STEP_MAX; i++) {
 		siginfo_t si;
 
@@ -362,7 +365,8 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 			continue;
 		}
 		if (sig > 0 && bt_thread_regs(th, &regs) == 0 &&
-		    wrap_fault(r, rt, &regs, &si))
+		    (wrap_fault(r, rt, &regs, &si) ||
+		     rc_fault_repair(r, rt, &regs, &si)))
 			continue;
 		if (sig > 0 && sig <= 64)
 			resend |= 1ull << (sig - 1);

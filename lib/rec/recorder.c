@@ -102,8 +102,9 @@ int rc_setup(struct bt_recorder *r, struct bt_thread *th)
 			bt_aspace_fd(bt_target_aspace(r->t, r->t->pid)));
 	if (!r->syscall_insn)
 		goto broken;
-	at = rc_syscall(r, th, SYS_mmap, FAR_HINT, 2 * RX_TABLE_BYTES,
-		      PROT_READ | PROT_WRITE,
+	/* read-only to the program: the tracer writes them (rec_guard.c) */
+	at = rc_syscall(r, th, SYS_mmap, FAR_HINT,
+		      2 * RX_TABLE_BYTES + RC_NAMES_BYTES, PROT_READ,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 			      (uint64_t)-1);
 	if (at == -bte_busy)
@@ -123,6 +124,12 @@ int rc_setup(struct bt_recorder *r, struct bt_thread *th)
 	ret = rc_tables_alloc(r);
 	if (ret < 0)
 		return ret;
+	if (rc_names_write(r) == 0) {
+		rc_name(r, th, r->tables, 2 * RX_TABLE_BYTES + RC_NAMES_BYTES,
+			RC_NAME_TABLES);
+		rc_name(r, th, r->slots, SLOT_MAX * r->slot_size,
+			RC_NAME_RINGS);
+	}
 	memset(r->slot_used, 0, sizeof(r->slot_used));
 	memset(r->slot_dirty, 0, sizeof(r->slot_dirty));
 	r->ready = 1;

@@ -111,6 +111,8 @@ struct bt_recorder {
 	struct code_page *pages;	/* CODE_PAGES of them */
 	uint8_t *ringbuf;		/* a copy of a ring, for decoding */
 	uint8_t *emitbuf;
+	uint64_t repairs;		/* control blocks the program wrote */
+	int unnamed;			/* the kernel cannot name mappings */
 };
 
 /* recorder.c: threads and setting up */
@@ -171,5 +173,19 @@ int rc_ring_put(struct bt_recorder *r, struct rthread *rt, const void *rec,
 		size_t len);
 int rc_ring_sync(struct bt_recorder *r, struct rthread *rt, uint64_t pc);
 void rc_drain(struct bt_recorder *r, struct rthread *rt, uint64_t stop);
+
+/*
+ * rec_guard.c: the recorder's memory against the program's writes.  The
+ * tables' mapping has a page after the tables for the names
+ * (RC_NAMES_BYTES).
+ */
+enum { RC_NAME_TABLES, RC_NAME_RINGS, RC_NAME_CODE, RC_NAME_MAX };
+#define RC_NAMES_BYTES 4096
+int rc_names_write(struct bt_recorder *r);
+void rc_name(struct bt_recorder *r, struct bt_thread *th, uint64_t addr,
+	     uint64_t len, int which);
+int rc_tcb_check(struct bt_recorder *r, struct rthread *rt);
+int rc_fault_repair(struct bt_recorder *r, struct rthread *rt,
+		    struct user_regs_struct *regs, const siginfo_t *si);
 
 #endif /* BTRACE_RECORDER_INT_H */

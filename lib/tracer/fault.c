@@ -22,10 +22,20 @@
 #include "tracer/tracer.h"
 #include "tracer/tracer_int.h"
 
+/*
+ * What is kept of the ring at a fault: its newest records, up to 1 MiB
+ * (32768 branches: the whole ring of the fast and step modes, an eighth
+ * of the recorder's), so that threads that each take a fault (a JVM's
+ * safepoint polls) keep at most that much each.
+ */
+#define KEEP_BYTES (1u << 20)
+
 struct bt_fault_keep {
 	struct bt_stop stop;
 	uint64_t count;		/* faults taken by the thread's handlers */
 	uint64_t head, tail;	/* the ring at the fault (positions) */
+	uint64_t older;		/* records there before tail, not kept */
+	uint64_t lost;		/* records the ring had lost then */
 	int positions;		/* head and tail are known */
 	int kept;		/* cap holds the history up to the fault */
 	struct bt_capture cap;
@@ -68,8 +78,10 @@ static void keep_copy(struct bt_thread *th, struct bt_fault_keep *k)
 		return;
 	keep_view(th, k, &view);
 	bt_capture_release(&k->cap);
-	if (bt_thread_ring_capture(th, &view, &k->cap) == 0)
+	if (bt_thread_ring_capture(th, &view, &k->cap) == 0) {
+		k->cap.lost = k->lost + k->older;
 		k->kept = 1;
+	}
 }
 
 void bt_fault_guard(struct bt_thread *th, size_t len)
@@ -103,6 +115,15 @@ void bt_fault_mark(struct bt_target *t, struct bt_thread *th,
 		t->ops->sync(t, th);
 	k->head = bt_ring_head(th->ring);
 	k->tail = bt_ring_tail(th->ring);
+	k->older = 0;
+	k->lost = bt_ring_lost_records(th->ring);
+	/* every record is a branch's: a record starts there */
+	if (k->head - k->tail > KEEP_BYTES &&
+	    (k->head - k->tail) % sizeof(struct bt_rec_branch) == 0) {
+		k->older = (k->head - KEEP_BYTES - k->tail) /
+			   sizeof(struct bt_rec_branch);
+		k->tail = k->head - KEEP_BYTES;
+	}
 	/* the first record that would overwrite the tail's copies it */
 	th->fault_guard = k->tail + bt_ring_size(th->ring);
 }
@@ -158,6 +179,7 @@ int bt_target_fault(struct bt_target *t, pid_t tid, struct bt_fault *f)
 	} else if (k->positions) {
 		keep_view(th, k, &view);
 		ret = bt_thread_ring_capture(th, &view, &f->cap);
+		f->cap.lost = k->lost + k->older;
 	}
 	if (ret < 0) {
 		bt_fault_release(f);

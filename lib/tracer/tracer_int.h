@@ -15,6 +15,7 @@
  *	letgo.c		detach, hand-over, finish, kill
  *	target.c	creating and freeing a target, queries
  *	target_debug.c	register sets, memory writes, captures from a position
+ *	fault.c		faults the program's handler takes: their history kept
  */
 
 #include <signal.h>
