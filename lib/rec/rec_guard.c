@@ -10,13 +10,15 @@
  * checks at each stop before it trusts it, and repairs: the tables'
  * addresses put back, a head outside the ring restarted at its top with
  * a gap in the history, a record store or table probe that faulted on
- * what the program wrote there run again.  The mappings are named
- * ("btrace-tables", "btrace-rings", "btrace-code" in /proc/PID/maps)
+ * what the program wrote there run again.  The rings are a memfd's
+ * ("/memfd:btrace-rings" in /proc/PID/maps: no anonymous memory to
+ * scan); the tables and zones are named ("btrace-tables", "btrace-code")
  * where the kernel can name anonymous memory (CONFIG_ANON_VMA_NAME).
  */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 
@@ -56,6 +58,34 @@ void rc_name(struct bt_recorder *r, struct bt_thread *th, uint64_t addr,
 	    rc_syscall(r, th, SYS_prctl, PR_SET_VMA, PR_SET_VMA_ANON_NAME,
 		       addr, len, name) == -EINVAL)
 		r->unnamed = 1;
+}
+
+/*
+ * Reserve @len bytes of slots at @hint: a private mapping of a memfd
+ * ("/memfd:btrace-rings (deleted)" in maps, whatever the kernel), so that
+ * a scan of the program's anonymous memory (Redis's memory test takes
+ * only "00:00" mappings) passes the rings by; private, so that a fork
+ * child's copy is its own.  Anonymous memory where memfd_create fails.
+ */
+int64_t rc_slots_map(struct bt_recorder *r, struct bt_thread *th,
+		     uint64_t hint, uint64_t len)
+{
+	uint64_t name = r->tables + 2 * RX_TABLE_BYTES +
+			RC_NAME_RINGS * sizeof(names[0]);
+	int64_t fd, at = -1;
+
+	fd = rc_syscall(r, th, SYS_memfd_create, name, MFD_CLOEXEC, 0, 0, 0);
+	if (fd >= 0) {
+		if (rc_syscall(r, th, SYS_ftruncate, fd, len, 0, 0, 0) == 0)
+			at = rc_syscall(r, th, SYS_mmap, hint, len, PROT_NONE,
+					MAP_PRIVATE | MAP_NORESERVE, fd);
+		rc_syscall(r, th, SYS_close, fd, 0, 0, 0, 0);
+		if (at >= 0)
+			return at;
+	}
+	return rc_syscall(r, th, SYS_mmap, hint, len, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			  (uint64_t)-1);
 }
 
 /* The ring of @rt starts over at its top: what it held is a gap. */

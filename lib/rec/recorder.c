@@ -113,23 +113,19 @@ int rc_setup(struct bt_recorder *r, struct bt_thread *th)
 		goto broken;
 	r->tables = (uint64_t)at;
 
+	if (rc_names_write(r) < 0)
+		goto broken;
+	rc_name(r, th, r->tables, 2 * RX_TABLE_BYTES + RC_NAMES_BYTES,
+		RC_NAME_TABLES);
 	r->slot_size = 4096 + r->t->opts.buffer_size + TCB_SIZE;
-	at = rc_syscall(r, th, SYS_mmap, FAR_HINT + (4u << 20),
-		      SLOT_MAX * r->slot_size, PROT_NONE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			      (uint64_t)-1);
+	at = rc_slots_map(r, th, FAR_HINT + (4u << 20),
+			  SLOT_MAX * r->slot_size);
 	if (at < 0)
 		goto broken;
 	r->slots = (uint64_t)at;
 	ret = rc_tables_alloc(r);
 	if (ret < 0)
 		return ret;
-	if (rc_names_write(r) == 0) {
-		rc_name(r, th, r->tables, 2 * RX_TABLE_BYTES + RC_NAMES_BYTES,
-			RC_NAME_TABLES);
-		rc_name(r, th, r->slots, SLOT_MAX * r->slot_size,
-			RC_NAME_RINGS);
-	}
 	memset(r->slot_used, 0, sizeof(r->slot_used));
 	memset(r->slot_dirty, 0, sizeof(r->slot_dirty));
 	r->ready = 1;

@@ -182,6 +182,8 @@ void rc_drain(struct bt_recorder *r, struct rthread *rt, uint64_t stop);
 enum { RC_NAME_TABLES, RC_NAME_RINGS, RC_NAME_CODE, RC_NAME_MAX };
 #define RC_NAMES_BYTES 4096
 int rc_names_write(struct bt_recorder *r);
+int64_t rc_slots_map(struct bt_recorder *r, struct bt_thread *th,
+		     uint64_t hint, uint64_t len);
 void rc_name(struct bt_recorder *r, struct bt_thread *th, uint64_t addr,
 	     uint64_t len, int which);
 int rc_tcb_check(struct bt_recorder *r, struct rthread *rt);

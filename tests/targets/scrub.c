@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * A crash handler that tests the memory, as Redis's does: after a store
- * through NULL its SIGSEGV handler walks /proc/self/maps and, for every
- * anonymous read-write mapping (its stack and its own buffer aside),
+ * A crash handler that tests the memory, as Redis's does, and more: after
+ * a store through NULL its SIGSEGV handler walks /proc/self/maps and, for
+ * every read-write mapping of anonymous memory or of a memfd (its stack
+ * and its own buffer aside),
  * backs each piece up, fills it with each word's address, then with
  * patterns, checks them, and puts the backup back; then it re-raises
  * the signal with its default action (status 139).  Everything it uses
@@ -62,7 +63,8 @@ static void scrub_line(const char *l, uint64_t self)
 	l++;
 	while (*l && *l != ' ')
 		hi = hi * 16 + hexval(*l++);
-	if (strncmp(l, " rw", 3) || !strstr(l, " 00:00 0 ") ||
+	if (strncmp(l, " rw", 3) ||
+	    (!strstr(l, " 00:00 0 ") && !strstr(l, "/memfd:")) ||
 	    strstr(l, "[stack]") || strstr(l, "[vvar") || strstr(l, "[vdso]"))
 		return;
 	for (a = lo; a < hi; a += PIECE)
