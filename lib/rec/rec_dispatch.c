@@ -66,6 +66,7 @@ static struct rthread *enter_prepare(struct bt_recorder *r,
 	}
 	if (rt->slot < 0 && rc_slot_take(r, th, rt) < 0)
 		return NULL;
+	rc_tcb_check(r, rt);	/* written by the program while out */
 	return rt;
 }
 
