@@ -315,6 +315,12 @@ static const struct cmd_option cmd_options[] = {
 		       "stop when SYMBOL executes and show the history"),
 	CMD_OPT_FLAG("follow-fork", 0, TRACED, trace.follow_fork,
 		     "trace the children of fork and vfork too"),
+	CMD_OPT_FLAG("stop-at-fault", 0, TRACED, trace.stop_at_fault,
+		     "stop at a fault of the program's code (SIGSEGV, SIGBUS,\n"
+		     "SIGFPE, SIGILL, SIGTRAP) even where its own handler\n"
+		     "takes it, before the handler runs, as GDB does;\n"
+		     "without it the history up to such a fault is kept\n"
+		     "and shown before the handler's"),
 	CMD_OPT_STRING("save", 0, "FILE", TRACED, save, NULL,
 		       "save the trace to FILE at the (first) stop"),
 	CMD_OPT_STRING("save-on-crash", 0, "DIR", CMD_RUN, save_dir, NULL,

@@ -608,15 +608,16 @@ static void stop_how(const struct bt_stop *stop, char *buf, size_t size)
 		snprintf(buf, size, "si_code %d", stop->si_code);
 }
 
-static void print_stop(FILE *out, const struct bt_stop *stop,
-		       const struct print_ctx *pc)
+static void print_stop_as(FILE *out, const char *what,
+			  const struct bt_stop *stop,
+			  const struct print_ctx *pc)
 {
 	struct addr_desc d;
 	char words[160], how[256];
 
 	stop_words(stop, words, sizeof(words));
 	stop_how(stop, how, sizeof(how));
-	fputs("stop: ", out);
+	fputs(what, out);
 	put(out, pc, stop->reason == BT_STOP_EXIT ? C_HEAD : C_BAD, words, 0);
 	fprintf(out, " in thread %d%s%s\n", stop->tid, how[0] ? ": " : "",
 		how);
@@ -630,6 +631,12 @@ static void print_stop(FILE *out, const struct bt_stop *stop,
 		put(out, pc, C_OFF, d.insn, 0);
 	}
 	fputc('\n', out);
+}
+
+static void print_stop(FILE *out, const struct bt_stop *stop,
+		       const struct print_ctx *pc)
+{
+	print_stop_as(out, "stop: ", stop, pc);
 }
 
 /* Branches in [first, end) of @hist, gaps not counted. */
@@ -681,8 +688,9 @@ static void thread_head(FILE *out, int view, const struct print_thread *th,
 			fprintf(out, "branches -%zu to -%zu of thread %d, oldest first",
 				n - first, n - end + 1, th->tid);
 		else
-			fprintf(out, "last %zu branches of thread %d, oldest first",
-				count_branches(h, first, end), th->tid);
+			fprintf(out, "last %zu branches of thread %d%s, oldest first",
+				count_branches(h, first, end), th->tid,
+				th->at_fault ? " up to its fault" : "");
 	}
 	if (h && h->lost)
 		fprintf(out, " (%" PRIu64 " older ones overwritten)", h->lost);
@@ -776,6 +784,45 @@ static void text_info(FILE *out, const struct print_report *r,
 	}
 }
 
+/* Did the program re-raise the fault's signal itself, to die of it? */
+static int reraised(const struct print_report *r)
+{
+	const struct bt_stop *s = r->stop;
+	const char *words, *name;
+
+	return s && s->signal == r->fault->stop->signal &&
+	       (s->reason == BT_STOP_SIGNAL || s->reason == BT_STOP_KILLED) &&
+	       bt_sigcode_describe(s->signal, s->si_code, &words, &name) == 1 &&
+	       s->sender == r->pid;
+}
+
+/*
+ * The fault the program's handler took, first: the history up to it, the
+ * fault, and what came after it.
+ */
+static void text_fault(FILE *out, const struct print_report *r,
+		       const struct print_ctx *pc)
+{
+	const struct print_fault *f = r->fault;
+	char sig[32];
+
+	text_thread(out, r->view, f->thread, pc);
+	print_stop_as(out, "fault: ", f->stop, pc);
+	print_signame(f->stop->signal, sig, sizeof(sig));
+	fprintf(out, "the program handled %s at 0x%" PRIx64 "; its handler then ran ",
+		sig, f->stop->pc);
+	if (f->after != UINT64_MAX)
+		fprintf(out, "%" PRIu64 " branches", f->after);
+	else
+		fputs("on", out);
+	if (reraised(r))
+		fprintf(out, " and re-raised %s", sig);
+	if (f->count > 1)
+		fprintf(out, " (the last of %" PRIu64 " faults it handled)",
+			f->count);
+	fputs(":\n", out);
+}
+
 void print_report_text(FILE *out, const struct print_report *r,
 		       const struct print_ctx *pc0)
 {
@@ -793,6 +840,8 @@ void print_report_text(FILE *out, const struct print_report *r,
 	}
 	if (r->view == PRINT_INFO && r->session)
 		text_info(out, r, pc);
+	if (r->fault && r->view != PRINT_INFO)
+		text_fault(out, r, pc);
 	for (i = 0; r->view != PRINT_INFO && i < r->nthreads; i++)
 		text_thread(out, r->view, &r->threads[i], pc);
 	if (r->stop)
@@ -1078,6 +1127,22 @@ static void json_stop(FILE *out, const struct bt_stop *stop,
 	fputc('}', out);
 }
 
+static void json_fault(FILE *out, const struct print_report *r,
+		       const struct print_ctx *pc)
+{
+	const struct print_fault *f = r->fault;
+
+	fputs(",\n \"fault\": {\"stop\": ", out);
+	json_stop(out, f->stop, pc);
+	if (f->after != UINT64_MAX)
+		fprintf(out, ", \"after\": %" PRIu64, f->after);
+	else
+		fputs(", \"after\": null", out);
+	fprintf(out, ", \"count\": %" PRIu64 ", \"thread\": ", f->count);
+	json_thread(out, r->view, f->thread, pc);
+	fputc('}', out);
+}
+
 static void json_session(FILE *out, const struct print_session *s,
 			 const struct print_ctx *pc)
 {
@@ -1138,6 +1203,8 @@ void print_report_json(FILE *out, const struct print_report *r,
 			r->stats->instructions, r->stats->branches,
 			r->stats->stops, r->stats->displaced,
 			r->stats->ring_bytes, r->stats->ring_read);
+	if (r->fault && r->view != PRINT_INFO && r->view != PRINT_THREADS)
+		json_fault(out, r, pc);
 	fputs("}\n", out);
 }
 

@@ -24,7 +24,12 @@
  *         "from_sym": "main+0x12", "to_sym": "crash", "from_src": "t.c:12",
  *         "to_src": "t.c:4", "insn": "call 0x401126", "ts": 123...}]}],
  *    "stats": {"instructions": I, "branches": B, "stops": S,
- *              "displaced": D}}
+ *              "displaced": D},
+ *    "fault": {"stop": {as "stop"}, "after": N|null, "count": C,
+ *              "thread": {as a thread}}}
+ * "fault", where the thread that stopped had a fault of its code taken
+ * by the program's own handler before: that fault, the history up to it
+ * and the branches recorded since ("after").
  * A thread holds "branches", "insns" ([{"addr", "sym", "src", "insn"}]),
  * or "calls" ([{"depth", "func", "addr", "src", "branches",
  * "instructions", "ts", "duration"}]) as the view asks; "ts" is when a
@@ -88,6 +93,18 @@ struct print_thread {
 	size_t captured;		/* bytes of trace captured */
 	uint64_t lost;			/* lost, in @lost_unit */
 	const char *lost_unit;		/* "records", "bytes" */
+	int at_fault;			/* the history up to a fault */
+};
+
+/*
+ * A fault of the program's code that its own handler took before the
+ * stop (bt_target_fault()): shown first, its history, then the fault.
+ */
+struct print_fault {
+	const struct bt_stop *stop;		/* the fault */
+	const struct print_thread *thread;	/* its history up to it */
+	uint64_t after;		/* branches since, UINT64_MAX: unknown */
+	uint64_t count;		/* faults the thread's handlers took */
 };
 
 struct print_bp {
@@ -115,6 +132,7 @@ struct print_report {
 	size_t nthreads;
 	const struct bt_stats *stats;
 	const struct print_session *session;
+	const struct print_fault *fault;	/* NULL: none */
 };
 
 /* Should @out get colours?  A tty, no --no-color, no NO_COLOR, not dumb. */

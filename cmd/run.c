@@ -137,8 +137,10 @@ static void report(struct bt_target *t, const struct bt_stop *stop,
 	struct bt_capture cap = { 0 };
 	struct view_thread v = { 0 };
 	struct view_src src = { .cap = &cap, .stop_pc = stop->pc };
+	struct view_fault vf;
+	struct bt_fault f;
 	struct bt_stats stats;
-	int ret;
+	int ret, fault;
 
 	if (bt_symtab_from_pid_opts(&pc.symtab, r.pid, debuginfo_opts()) < 0)
 		pc.symtab = NULL;	/* gone already: addresses only */
@@ -153,12 +155,22 @@ static void report(struct bt_target *t, const struct bt_stop *stop,
 	if (ret < 0)
 		v.pt.err = ret;
 	r.threads = &v.pt;
+	/* a fault its handler took before: where the crash began */
+	fault = bt_target_fault(t, stop->tid, &f) == 1;
+	if (fault) {
+		view_fault_init(&vf, o->view, &f, &src, o->last);
+		r.fault = &vf.pf;
+	}
 	bt_target_stats(t, &stats);
 	r.stats = &stats;
 	pc.color = !o->json && print_want_color(out, o->no_color);
 	pc.time = o->time;
 	print_report(out, &r, &pc, o->json);
 	fflush(out);
+	if (fault) {
+		view_fault_release(&vf);
+		bt_fault_release(&f);
+	}
 	view_thread_release(&v);
 	bt_image_free(src.image);
 	bt_disasm_free(pc.dis);

@@ -20,6 +20,7 @@ struct run_trace {
 	size_t nonly, nexclude;
 	const char *from, *until;
 	int follow_fork;
+	int stop_at_fault;	/* --stop-at-fault */
 	int soft_mode_given;	/* --soft-mode was on the command line */
 };
 

@@ -507,9 +507,21 @@ static void sess_show_stop(struct bt_session *s)
 {
 	struct print_report r = { .view = s->view, .stop = &s->stop };
 	struct sess_thread *th = s->cur ? sess_thread(s, s->cur) : NULL;
+	struct view_src src = { .image = sess_image(s),
+				.symtab = sess_symtab(s) };
 	struct view_thread v = { 0 };
+	struct view_fault vf;
 	struct bt_stats stats;
+	struct bt_fault f;
+	int fault;
 
+	/* a fault its handler took before: where the crash began */
+	fault = s->stop.tid > 0 &&
+		bt_target_fault(s->target, s->stop.tid, &f) == 1;
+	if (fault) {
+		view_fault_init(&vf, s->view, &f, &src, s->last);
+		r.fault = &vf.pf;
+	}
 	bt_target_stats(s->target, &stats);
 	r.stats = &stats;
 	if (th && !th->err && sess_view_init(s, &v, s->view, th, s->last) == 0)
@@ -522,6 +534,10 @@ static void sess_show_stop(struct bt_session *s)
 	r.threads = &v.pt;
 	sess_print(s, &r, s->json);
 	view_thread_release(&v);
+	if (fault) {
+		view_fault_release(&vf);
+		bt_fault_release(&f);
+	}
 }
 
 static void sess_set_stop(struct bt_session *s, const struct bt_stop *stop)

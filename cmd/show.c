@@ -186,8 +186,20 @@ static void show_print(struct show *s, FILE *out)
 				  .threads = s->threads,
 				  .nthreads = s->nthreads,
 				  .stats = &t->stats };
+	const struct bt_fault *f = NULL;
+	struct view_src src = { .image = s->image, .symtab = s->pc.symtab };
+	struct view_fault vf;
 
+	/* a fault its handler took before: where the crash began */
+	if (s->nthreads == 1)
+		f = bt_trace_fault(t, s->threads[0].tid);
+	if (f) {
+		view_fault_init(&vf, s->o->view, f, &src, s->o->last);
+		r.fault = &vf.pf;
+	}
 	print_report(out, &r, &s->pc, s->o->json);
+	if (f)
+		view_fault_release(&vf);
 }
 
 int cmd_show(int argc, char **argv)

@@ -159,3 +159,31 @@ struct bt_image *view_image(pid_t pid, bt_image_read_fn read, void *ctx)
 	bt_image_set_fallback(image, read, ctx);
 	return image;
 }
+
+int view_fault_init(struct view_fault *vf, int view, const struct bt_fault *f,
+		    const struct view_src *src, size_t last)
+{
+	struct view_src fsrc = *src;
+	int ret;
+
+	memset(vf, 0, sizeof(*vf));
+	vf->stop = f->stop;
+	fsrc.cap = &f->cap;
+	fsrc.full = NULL;
+	fsrc.stop_pc = f->stop.pc;
+	ret = view_thread_init(&vf->v, view, f->stop.tid, &fsrc, last);
+	vf->v.pt.tid = f->stop.tid;
+	vf->v.pt.at_fault = 1;
+	if (ret < 0)
+		vf->v.pt.err = ret;
+	vf->pf.stop = &vf->stop;
+	vf->pf.thread = &vf->v.pt;
+	vf->pf.after = f->after;
+	vf->pf.count = f->count;
+	return 0;
+}
+
+void view_fault_release(struct view_fault *vf)
+{
+	view_thread_release(&vf->v);
+}

@@ -41,6 +41,22 @@ int view_thread_init(struct view_thread *v, int view, pid_t tid,
 void view_thread_release(struct view_thread *v);
 
 /*
+ * A fault of the program's code its handler took (bt_target_fault(), or
+ * a trace file's), made ready for print.c as print_report.fault: its
+ * history from @f->cap in @view, the last @last, code and symbols as
+ * @src has them.  @f must outlive @vf.  Returns 0 (a failure to decode
+ * is kept in the thread's err).
+ */
+struct view_fault {
+	struct view_thread v;
+	struct print_fault pf;
+	struct bt_stop stop;
+};
+int view_fault_init(struct view_fault *vf, int view, const struct bt_fault *f,
+		    const struct view_src *src, size_t last);
+void view_fault_release(struct view_fault *vf);
+
+/*
  * The code image of live process @pid: its mappings now, and @read (the
  * process's memory) for what they do not cover.  NULL if out of memory.
  */

@@ -507,6 +507,7 @@ static struct zone *zone_new(struct bt_recorder *r, struct bt_thread *th,
 	if (at < 0 || !reach(near, (uint64_t)at) ||
 	    !reach(near, (uint64_t)at + ZONE_SIZE))
 		return NULL;	/* no room, no memory, or not at a trap */
+	rc_name(r, th, (uint64_t)at, ZONE_SIZE, RC_NAME_CODE);
 	z = &r->zone[r->nzone];
 	memset(z, 0, sizeof(*z));
 	z->base = (uint64_t)at;

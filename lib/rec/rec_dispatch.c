@@ -67,6 +67,7 @@ static struct rthread *enter_prepare(struct bt_recorder *r,
 	}
 	if (rt->slot < 0 && rc_slot_take(r, th, rt) < 0)
 		return NULL;
+	rc_tcb_check(r, rt);	/* written by the program while out */
 	return rt;
 }
 
@@ -230,7 +231,8 @@ int bt_recorder_fault(struct bt_recorder *r, struct bt_thread *th,
 	struct user_regs_struct regs;
 
 	if (rt && rt->in && bt_thread_regs(th, &regs) == 0 &&
-	    rc_zone_of(r, regs.rip) && wrap_fault(r, rt, &regs, si))
+	    ((rc_zone_of(r, regs.rip) && wrap_fault(r, rt, &regs, si)) ||
+	     rc_fault_repair(r, rt, &regs, si)))
 		return 1;
 	return r ? rc_wp_fault(r, th, si) : 0;	/* a write to code */
 }
@@ -328,6 +330,7 @@ int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
 	if (!rt || !rt->in || si->si_code != SI_KERNEL ||
 	    bt_thread_regs(th, &regs) < 0)
 		return BT_RECORDER_NOT_OURS;
+	rc_tcb_check(r, rt);	/* what the program wrote there, repaired */
 	if (rc_native_out(r, rt, &regs, regs.rip - 1))
 		return BT_RECORDER_NOT_OURS;	/* a native thread's trap */
 	r->trapping = 1;
@@ -350,6 +353,7 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 
 	if (!rt || !rt->in || th->state != BT_TH_STOPPED)
 		return;
+	rc_tcb_check(r, rt);
 	if (bt_thread_regs(th, &regs) == 0 &&
 	    rc_native_out(r, rt, &regs, regs.rip))
 		return;
@@ -377,7 +381,8 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 			continue;
 		}
 		if (sig > 0 && bt_thread_regs(th, &regs) == 0 &&
-		    wrap_fault(r, rt, &regs, &si))
+		    (wrap_fault(r, rt, &regs, &si) ||
+		     rc_fault_repair(r, rt, &regs, &si)))
 			continue;
 		if (sig > 0 && sig <= 64)
 			resend |= 1ull << (sig - 1);

@@ -202,7 +202,8 @@ int bt_recorder_release(struct bt_recorder *r)
 	} else {
 		for (i = 0; i < r->nzone; i++)
 			ret |= unmap(r, th, r->zone[i].base, ZONE_SIZE);
-		ret |= unmap(r, th, r->tables, 2 * RX_TABLE_BYTES);
+		ret |= unmap(r, th, r->tables,
+			     2 * RX_TABLE_BYTES + RC_NAMES_BYTES);
 		ret |= unmap(r, th, r->slots, SLOT_MAX * r->slot_size);
 		ret = ret ? -bte_io : 0;
 	}

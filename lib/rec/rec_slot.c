@@ -53,9 +53,14 @@ int rc_slot_take(struct bt_recorder *r, struct bt_thread *th,
 
 /* ---- the ring ----------------------------------------------------------- */
 
+/* The head, checked: the program may have written it (rec_guard.c). */
 int rc_head_read(struct bt_recorder *r, struct rthread *rt, uint64_t *head)
 {
-	return rc_mem_read(r, rt->tcb + TCB_HEAD, head, 8);
+	int ret = rc_mem_read(r, rt->tcb + TCB_HEAD, head, 8);
+
+	if (ret == 0 && (*head < rt->base || *head > rt->top))
+		return -bte_corrupt;
+	return ret;
 }
 
 /* The ring's bottom is reached by a record of @len at @head: start over. */

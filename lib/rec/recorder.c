@@ -102,8 +102,9 @@ int rc_setup(struct bt_recorder *r, struct bt_thread *th)
 			bt_aspace_fd(bt_target_aspace(r->t, r->pid)));
 	if (!r->syscall_insn)
 		goto broken;
-	at = rc_syscall(r, th, SYS_mmap, FAR_HINT, 2 * RX_TABLE_BYTES,
-		      PROT_READ | PROT_WRITE,
+	/* read-only to the program: the tracer writes them (rec_guard.c) */
+	at = rc_syscall(r, th, SYS_mmap, FAR_HINT,
+		      2 * RX_TABLE_BYTES + RC_NAMES_BYTES, PROT_READ,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 			      (uint64_t)-1);
 	if (at == -bte_busy)
@@ -112,11 +113,13 @@ int rc_setup(struct bt_recorder *r, struct bt_thread *th)
 		goto broken;
 	r->tables = (uint64_t)at;
 
+	if (rc_names_write(r) < 0)
+		goto broken;
+	rc_name(r, th, r->tables, 2 * RX_TABLE_BYTES + RC_NAMES_BYTES,
+		RC_NAME_TABLES);
 	r->slot_size = 4096 + r->t->opts.buffer_size + TCB_SIZE;
-	at = rc_syscall(r, th, SYS_mmap, FAR_HINT + (4u << 20),
-		      SLOT_MAX * r->slot_size, PROT_NONE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			      (uint64_t)-1);
+	at = rc_slots_map(r, th, FAR_HINT + (4u << 20),
+			  SLOT_MAX * r->slot_size);
 	if (at < 0)
 		goto broken;
 	r->slots = (uint64_t)at;

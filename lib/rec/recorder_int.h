@@ -119,6 +119,8 @@ struct bt_recorder {
 	struct rnative *nat;		/* untraced code (rec_native.c) */
 	struct wp *wp;			/* pages of code the program may write */
 	struct rc_clock clock;		/* the rings' TSC to ns (rec_time.c) */
+	uint64_t repairs;		/* control blocks the program wrote */
+	int unnamed;			/* the kernel cannot name mappings */
 };
 
 /* recorder.c: threads and setting up */
@@ -218,5 +220,21 @@ void rc_wp_free(struct bt_recorder *r);
 int rc_wp_copy(struct bt_recorder *c, const struct bt_recorder *p);
 /* rec_time.c: the tracer's time where it held @rt (its stop, now) */
 void rc_time_stall(struct bt_recorder *r, struct rthread *rt);
+
+/*
+ * rec_guard.c: the recorder's memory against the program's writes.  The
+ * tables' mapping has a page after the tables for the names
+ * (RC_NAMES_BYTES).
+ */
+enum { RC_NAME_TABLES, RC_NAME_RINGS, RC_NAME_CODE, RC_NAME_MAX };
+#define RC_NAMES_BYTES 4096
+int rc_names_write(struct bt_recorder *r);
+int64_t rc_slots_map(struct bt_recorder *r, struct bt_thread *th,
+		     uint64_t hint, uint64_t len);
+void rc_name(struct bt_recorder *r, struct bt_thread *th, uint64_t addr,
+	     uint64_t len, int which);
+int rc_tcb_check(struct bt_recorder *r, struct rthread *rt);
+int rc_fault_repair(struct bt_recorder *r, struct rthread *rt,
+		    struct user_regs_struct *regs, const siginfo_t *si);
 
 #endif /* BTRACE_RECORDER_INT_H */

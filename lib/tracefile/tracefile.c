@@ -226,6 +226,9 @@ void bt_trace_free(struct bt_trace *t)
 	for (i = 0; i < t->nthreads; i++)
 		bt_capture_release(&t->thread[i]);
 	free(t->thread);
+	for (i = 0; i < t->nfaults; i++)
+		bt_fault_release(&t->fault[i]);
+	free(t->fault);
 	for (i = 0; i < t->ncode; i++)
 		free(t->code[i].bytes);
 	free(t->code);
@@ -233,6 +236,16 @@ void bt_trace_free(struct bt_trace *t)
 		free(t->sym[i].name);
 	free(t->sym);
 	free(t);
+}
+
+const struct bt_fault *bt_trace_fault(const struct bt_trace *t, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; t && i < t->nfaults; i++)
+		if (t->fault[i].stop.tid == tid)
+			return &t->fault[i];
+	return NULL;
 }
 
 const struct bt_capture *bt_trace_thread(const struct bt_trace *t, pid_t tid)

@@ -36,6 +36,7 @@ enum bt_sec_type {
 	BT_SEC_THREAD,
 	BT_SEC_CODE,
 	BT_SEC_SYMS,
+	BT_SEC_FAULT,	/* a fault the program's handler took (bt_fault) */
 };
 
 /* A reader that does not know a section with this flag must refuse the file. */

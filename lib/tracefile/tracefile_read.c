@@ -138,7 +138,7 @@ struct parser {
 	struct bt_trace *t;
 	int nomem;
 	int have_meta;
-	size_t ncode_cap, nthreads_cap;
+	size_t ncode_cap, nthreads_cap, nfaults_cap;
 	/* bt_trace_map(): point into the file; thread data checked later */
 	struct bt_trace_mapping *map;
 	size_t sec_off;
@@ -171,10 +171,8 @@ static int dec_meta(struct parser *ps, struct rbuf *r)
 	return rb_str(r, &t->backend, &ps->nomem);
 }
 
-static int dec_stop(struct parser *ps, struct rbuf *r)
+static int dec_stop_fields(struct bt_stop *s, struct rbuf *r)
 {
-	struct bt_stop *s = &ps->t->stop;
-
 	s->reason = (int)rb_u32(r);
 	s->tid = (pid_t)rb_u32(r);
 	s->signal = (int)rb_u32(r);
@@ -198,6 +196,11 @@ static int dec_stop(struct parser *ps, struct rbuf *r)
 		s->sender_comm[sizeof(s->sender_comm) - 1] = '\0';
 	}
 	return r->err ? -1 : 0;
+}
+
+static int dec_stop(struct parser *ps, struct rbuf *r)
+{
+	return dec_stop_fields(&ps->t->stop, r);
 }
 
 static int dec_stats(struct parser *ps, struct rbuf *r)
@@ -312,18 +315,9 @@ static int dec_chunks(struct parser *ps, struct rbuf *r, struct bt_capture *c)
 	return 0;
 }
 
-static int dec_thread(struct parser *ps, struct rbuf *r)
+/* A capture's fields before its data; returns the data's size. */
+static uint64_t dec_capture_fields(struct bt_capture *c, struct rbuf *r)
 {
-	struct bt_trace *t = ps->t;
-	struct bt_capture *c;
-	uint64_t size;
-
-	if (grow((void **)&t->thread, &ps->nthreads_cap, t->nthreads,
-		 sizeof(*c)) < 0) {
-		ps->nomem = 1;
-		return -1;
-	}
-	c = &t->thread[t->nthreads];
 	c->format = (int)rb_u32(r);
 	c->tid = (pid_t)rb_u32(r);
 	c->lost = rb_u64(r);
@@ -339,7 +333,22 @@ static int dec_thread(struct parser *ps, struct rbuf *r)
 	c->pt_nom_freq = rb_u32(r);
 	c->pt_cpuid_15_eax = rb_u32(r);
 	c->pt_cpuid_15_ebx = rb_u32(r);
-	size = rb_u64(r);
+	return rb_u64(r);
+}
+
+static int dec_thread(struct parser *ps, struct rbuf *r)
+{
+	struct bt_trace *t = ps->t;
+	struct bt_capture *c;
+	uint64_t size;
+
+	if (grow((void **)&t->thread, &ps->nthreads_cap, t->nthreads,
+		 sizeof(*c)) < 0) {
+		ps->nomem = 1;
+		return -1;
+	}
+	c = &t->thread[t->nthreads];
+	size = dec_capture_fields(c, r);
 	c->data = dec_bytes(ps, r, size);
 	if (!c->data)
 		return -1;
@@ -347,6 +356,32 @@ static int dec_thread(struct parser *ps, struct rbuf *r)
 	t->nthreads++;
 	if (ps->map)
 		return dec_chunks(ps, r, c);
+	return 0;
+}
+
+/* A fault a handler took (format 1.1 and on; older readers skip it). */
+static int dec_fault(struct parser *ps, struct rbuf *r)
+{
+	struct bt_trace *t = ps->t;
+	struct bt_fault *f;
+	uint64_t size;
+
+	if (grow((void **)&t->fault, &ps->nfaults_cap, t->nfaults,
+		 sizeof(*f)) < 0) {
+		ps->nomem = 1;
+		return -1;
+	}
+	f = &t->fault[t->nfaults];
+	if (dec_stop_fields(&f->stop, r) < 0)
+		return -1;
+	f->after = rb_u64(r);
+	f->count = rb_u64(r);
+	size = dec_capture_fields(&f->cap, r);
+	f->cap.data = rb_dup(r, size, &ps->nomem);	/* never mapped */
+	if (!f->cap.data)
+		return -1;
+	f->cap.size = size;
+	t->nfaults++;
 	return 0;
 }
 
@@ -426,6 +461,7 @@ static const struct sec_reader sections[] = {
 	{ BT_SEC_THREAD, "thread", dec_thread },
 	{ BT_SEC_CODE, "code", dec_code },
 	{ BT_SEC_SYMS, "syms", dec_syms },
+	{ BT_SEC_FAULT, "fault", dec_fault },
 };
 
 static const struct sec_reader *sec_find(uint32_t type)

@@ -23,6 +23,26 @@
 /* Larger executable mappings are not saved (huge JIT arenas). */
 #define CODE_MAX_MAPPING (256u << 20)
 
+/* The faults the program's handlers took, a thread's at most each. */
+static int snap_faults(struct bt_trace *t, struct bt_target *target,
+		       const pid_t *tids, size_t n)
+{
+	size_t i;
+	int ret;
+
+	t->fault = calloc(n ? n : 1, sizeof(*t->fault));
+	if (!t->fault)
+		return bt_fail(bte_nomem, ENOMEM, "saving a trace");
+	for (i = 0; i < n; i++) {
+		ret = bt_target_fault(target, tids[i], &t->fault[t->nfaults]);
+		if (ret == -bte_nomem)
+			return ret;
+		if (ret == 1)
+			t->nfaults++;
+	}
+	return 0;
+}
+
 static int snap_threads(struct bt_trace *t, struct bt_target *target)
 {
 	pid_t tids[1024];
@@ -44,7 +64,7 @@ static int snap_threads(struct bt_trace *t, struct bt_target *target)
 			return ret;
 		t->nthreads++;
 	}
-	return 0;
+	return snap_faults(t, target, tids, n);
 }
 
 /* Read one executable mapping; unreadable ones ([vsyscall]) are skipped. */

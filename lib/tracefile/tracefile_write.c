@@ -163,9 +163,8 @@ static void enc_meta(struct wbuf *b, const struct bt_trace *t)
 	sec_end(b);
 }
 
-static void enc_stop(struct wbuf *b, const struct bt_stop *s)
+static void enc_stop_fields(struct wbuf *b, const struct bt_stop *s)
 {
-	sec_begin(b, BT_SEC_STOP, 0);
 	wb_u32(b, s->reason);
 	wb_u32(b, s->tid);
 	wb_u32(b, s->signal);
@@ -179,6 +178,12 @@ static void enc_stop(struct wbuf *b, const struct bt_stop *s)
 	wb_u32(b, s->sender_uid);
 	wb_u64(b, s->value);
 	wb_bytes(b, s->sender_comm, sizeof(s->sender_comm));
+}
+
+static void enc_stop(struct wbuf *b, const struct bt_stop *s)
+{
+	sec_begin(b, BT_SEC_STOP, 0);
+	enc_stop_fields(b, s);
 	sec_end(b);
 }
 
@@ -235,9 +240,9 @@ static void enc_chunks(struct wbuf *b, const struct bt_capture *c)
 	wb_u32(b, b->err ? 0 : bt_crc32(0, b->p + table, b->len - table));
 }
 
-static void enc_thread(struct wbuf *b, const struct bt_capture *c)
+/* A capture's fields and data (THREAD_FIELDS bytes, then the data). */
+static void enc_capture(struct wbuf *b, const struct bt_capture *c)
 {
-	sec_begin(b, BT_SEC_THREAD, 0);
 	wb_u32(b, c->format);
 	wb_u32(b, c->tid);
 	wb_u64(b, c->lost);
@@ -255,7 +260,24 @@ static void enc_thread(struct wbuf *b, const struct bt_capture *c)
 	wb_u32(b, c->pt_cpuid_15_ebx);
 	wb_u64(b, c->size);
 	wb_bytes(b, c->data, c->size);
+}
+
+static void enc_thread(struct wbuf *b, const struct bt_capture *c)
+{
+	sec_begin(b, BT_SEC_THREAD, 0);
+	enc_capture(b, c);
 	enc_chunks(b, c);
+	sec_end(b);
+}
+
+/* A fault a handler took: its stop, what came after, its history. */
+static void enc_fault(struct wbuf *b, const struct bt_fault *f)
+{
+	sec_begin(b, BT_SEC_FAULT, 0);
+	enc_stop_fields(b, &f->stop);
+	wb_u64(b, f->after);
+	wb_u64(b, f->count);
+	enc_capture(b, &f->cap);
 	sec_end(b);
 }
 
@@ -298,6 +320,8 @@ int bt_trace_encode(const struct bt_trace *t, uint8_t **buf, size_t *len)
 	enc_maps(&b, &t->maps);
 	for (i = 0; i < t->nthreads; i++)
 		enc_thread(&b, &t->thread[i]);
+	for (i = 0; i < t->nfaults; i++)
+		enc_fault(&b, &t->fault[i]);
 	for (i = 0; i < t->ncode; i++)
 		enc_code(&b, &t->code[i]);
 	if (t->nsyms)

@@ -227,6 +227,19 @@ int bt_judge_break(struct bt_target *t, struct bt_thread *th,
 	return 1;
 }
 
+/* A fault the program's handler takes: its stop and history kept. */
+static void fault_keep(struct bt_target *t, struct bt_thread *th)
+{
+	struct bt_stop fault;
+
+	memset(&fault, 0, sizeof(fault));
+	fault.reason = BT_STOP_SIGNAL;
+	fault.signal = th->sig;
+	stop_fill_siginfo(th, &fault);
+	bt_stop_fill_pc(th, &fault);
+	bt_fault_mark(t, th, &fault);
+}
+
 /*
  * Judge the signal @th stopped with: 1 and *@stop filled if it is a stop
  * to report (a breakpoint, a fatal signal, Ctrl-C), 0 if the program
@@ -247,6 +260,11 @@ int bt_judge_signal(struct bt_target *t, struct bt_thread *th,
 		goto report;	/* a debugger's: it decides what the program gets */
 	switch (bt_sig_fate(t, th, sig, &th->si)) {
 	case BT_SIG_HANDLED:
+		if (bt_signal_is_fault(sig, &th->si)) {
+			if (t->opts.stop_at_fault)
+				goto report;	/* before the handler, as GDB */
+			fault_keep(t, th);
+		}
 		if (t->ops->signal)
 			t->ops->signal(t, th, sig);
 		return 0;

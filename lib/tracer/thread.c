@@ -104,6 +104,7 @@ void bt_thread_free(struct bt_thread *th)
 {
 	if (!th)
 		return;
+	bt_fault_free(th);
 	bt_ring_free(th->ring);
 	free(th);
 }
@@ -188,6 +189,8 @@ int bt_thread_record(struct bt_target *t, struct bt_thread *th,
 	rec.kind = kind;
 	rec.flags = flags;
 	t->stats.branches++;
+	if (th->fault_guard)
+		bt_fault_guard(th, sizeof(rec));
 	return bt_ring_write(th->ring, BT_REC_BRANCH, &rec.from,
 			     sizeof(rec) - sizeof(rec.hdr));
 }
@@ -202,6 +205,8 @@ int bt_thread_gap(struct bt_thread *th, uint64_t from, uint64_t to,
 	rec.to = to;
 	rec.kind = BT_BR_GAP;
 	rec.gap = (uint16_t)reason;
+	if (th->fault_guard)
+		bt_fault_guard(th, sizeof(rec));
 	return bt_ring_write(th->ring, BT_REC_BRANCH, &rec.from,
 			     sizeof(rec) - sizeof(rec.hdr));
 }

@@ -66,6 +66,13 @@ struct bt_thread {
 	   in its ring, and of a stop not written yet (0: none) */
 	uint64_t stop_ns, time_ns, owed_ns;
 	struct bt_ring *ring;
+	/*
+	 * The last fault its handler took (fault.c), and the ring position
+	 * a record must not reach before what the ring held then is copied
+	 * out (0: none).
+	 */
+	struct bt_fault_keep *fault;
+	uint64_t fault_guard;
 	void *bk;		/* backend's per-thread data */
 };
 

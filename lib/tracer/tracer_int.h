@@ -16,6 +16,7 @@
  *	target.c	creating and freeing a target, queries
  *	target_debug.c	register sets, memory writes, captures from a position
  *	nonstop.c	threads stopped and resumed one at a time (non-stop)
+ *	fault.c		faults the program's handler takes: their history kept
  */
 
 #include <signal.h>
@@ -51,6 +52,13 @@ int bt_proc_status(pid_t pid, pid_t tid, const char *key, char *buf,
 		   size_t size);
 uint64_t bt_proc_sigmask(pid_t pid, pid_t tid, const char *key);
 struct bt_thread *bt_target_main_thread(struct bt_target *t);
+
+/* fault.c */
+
+void bt_fault_mark(struct bt_target *t, struct bt_thread *th,
+		   const struct bt_stop *fault);
+void bt_fault_guard(struct bt_thread *th, size_t len);
+void bt_fault_free(struct bt_thread *th);
 
 /* event.c */
 

@@ -78,6 +78,20 @@ static struct bt_trace *sample(unsigned int seed)
 		for (j = 0; j < t->code[i].size; j++)
 			t->code[i].bytes[j] = rand();
 	}
+	t->nfaults = 1;
+	t->fault = calloc(1, sizeof(*t->fault));
+	t->fault[0].stop = (struct bt_stop){ .reason = BT_STOP_SIGNAL,
+					     .tid = 4243, .signal = 11,
+					     .si_code = 1, .pc = 0x401010 };
+	t->fault[0].after = 1000000;
+	t->fault[0].count = 2;
+	t->fault[0].cap.format = BT_FMT_SOFT;
+	t->fault[0].cap.tid = 4243;
+	t->fault[0].cap.lost = 3;
+	t->fault[0].cap.size = 64 + rand() % 50;
+	t->fault[0].cap.data = malloc(t->fault[0].cap.size);
+	for (j = 0; j < t->fault[0].cap.size; j++)
+		t->fault[0].cap.data[j] = rand();
 	t->nsyms = 3;
 	t->sym = calloc(3, sizeof(*t->sym));
 	t->sym[0] = (struct bt_trace_sym){ 0x401000, 0x20, strdup("main") };
@@ -136,6 +150,19 @@ static void assert_trace_equal(const struct bt_trace *a,
 		assert_int_equal(x->size, y->size);
 		assert_memory_equal(x->data, y->data, x->size);
 	}
+	assert_int_equal(a->nfaults, b->nfaults);
+	for (i = 0; i < a->nfaults; i++) {
+		const struct bt_fault *x = &a->fault[i], *y = &b->fault[i];
+
+		assert_memory_equal(&x->stop, &y->stop, sizeof(x->stop));
+		assert_int_equal(x->after, y->after);
+		assert_int_equal(x->count, y->count);
+		assert_int_equal(x->cap.format, y->cap.format);
+		assert_int_equal(x->cap.tid, y->cap.tid);
+		assert_int_equal(x->cap.lost, y->cap.lost);
+		assert_int_equal(x->cap.size, y->cap.size);
+		assert_memory_equal(x->cap.data, y->cap.data, x->cap.size);
+	}
 	assert_int_equal(a->ncode, b->ncode);
 	for (i = 0; i < a->ncode; i++) {
 		assert_int_equal(a->code[i].vaddr, b->code[i].vaddr);
@@ -169,6 +196,8 @@ static void roundtrip(void **state)
 	assert_trace_equal(t, u);
 	assert_non_null(bt_trace_thread(u, 4243));
 	assert_null(bt_trace_thread(u, 1));
+	assert_ptr_equal(bt_trace_fault(u, 4243), &u->fault[0]);
+	assert_null(bt_trace_fault(u, 4242));
 	bt_trace_free(u);
 	bt_trace_free(t);
 	free(buf);
@@ -302,6 +331,12 @@ static void parse_unknown_section(void **state)
 	assert_int_equal(bt_trace_parse(&u, ext, elen), 0);
 	assert_trace_equal(t, u);
 	bt_trace_free(u);
+	free(ext);
+
+	/* a fault section too short for its fields is corrupt */
+	ext = insert_section(buf, len, BT_SEC_FAULT, 0, 13, &elen);
+	assert_int_equal(bt_trace_parse(&u, ext, elen), -bte_corrupt);
+	assert_non_null(strstr(bt_errdetail(), "fault section"));
 	free(ext);
 
 	ext = insert_section(buf, len, 999, BT_SECF_REQUIRED, 5, &elen);

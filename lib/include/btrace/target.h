@@ -57,6 +57,14 @@ struct bt_target_opts {
 	const char *const *exclude;	/* module globs not to trace */
 	const char *from_sym;	/* run natively until this symbol, then trace */
 	const char *until_sym;	/* stop when this symbol executes */
+	/*
+	 * A fault of the program's own code (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+	 * SIGTRAP with si_code > 0, not sent by a process) stops
+	 * bt_target_cont() with BT_STOP_SIGNAL even where the program
+	 * handles it, before its handler runs, as GDB stops.  Without it
+	 * such a fault is kept (bt_target_fault()) and the handler runs.
+	 */
+	int stop_at_fault;
 };
 
 #define BT_DEFAULT_BUFFER_SIZE (1u << 20)
@@ -103,6 +111,33 @@ struct bt_stop {
  */
 int bt_sigcode_describe(int sig, int si_code, const char **words,
 			const char **name);
+
+/*
+ * Is @si (of signal @sig) a fault of the program's code: a synchronous
+ * SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGTRAP raised by an instruction
+ * (si_code > 0, not SI_KERNEL), not one sent by a process?  1 or 0.
+ */
+int bt_signal_is_fault(int sig, const siginfo_t *si);
+
+/*
+ * A fault of the program's code that the program's own handler took
+ * (a crash reporter, Redis's bug report, Python's faulthandler): the
+ * thread's history up to the fault, kept while the handler runs on, so
+ * that a crash the handler re-raises still shows where it began.
+ */
+struct bt_fault {
+	struct bt_stop stop;	/* the fault, as the BT_STOP_SIGNAL stop
+				   it would have been: tid, signal, si_code,
+				   addr, pc (the faulting instruction) */
+	struct bt_capture cap;	/* the thread's trace up to the fault */
+	uint64_t after;		/* branch records since the fault (the
+				   handler's and on, gaps included);
+				   UINT64_MAX: unknown */
+	uint64_t count;		/* faults the thread's handlers took */
+};
+
+/* Release what @f owns (its capture); accepts NULL. */
+void bt_fault_release(struct bt_fault *f);
 
 struct bt_stats {
 	uint64_t instructions;	/* instructions the backend saw, 0 if unknown */
@@ -159,6 +194,17 @@ int bt_target_cont(struct bt_target *target, struct bt_stop *stop);
  * BT_STOP_INTERRUPT at once.
  */
 void bt_target_interrupt(struct bt_target *target);
+
+/*
+ * The last fault thread @tid's handler took (struct bt_fault), into *@f
+ * (the caller releases it with bt_fault_release()).  Each such fault
+ * replaces the one before; what the thread recorded before it is kept
+ * whole however long the handler runs (the ring's part that held it is
+ * copied out before it is overwritten).  With stop_at_fault none are kept.
+ * Returns 1 with *@f filled; 0 if the thread took none (*@f zeroed);
+ * -bte_noent for an unknown thread; -bte_nomem.
+ */
+int bt_target_fault(struct bt_target *target, pid_t tid, struct bt_fault *f);
 
 /*
  * Copy thread @tid's trace out of its ring into @cap (see capture.h); the

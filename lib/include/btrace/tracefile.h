@@ -50,6 +50,10 @@ struct bt_trace {
 	size_t ncode;
 	struct bt_trace_sym *sym;	/* sorted by addr */
 	size_t nsyms;
+	/* faults the program's handlers took (bt_target_fault()), one at
+	   most a thread; files written before load with none */
+	struct bt_fault *fault;
+	size_t nfaults;
 	/* bt_trace_map(): the mapped file and what is left to check. */
 	struct bt_trace_mapping *mapping;
 };
@@ -58,7 +62,8 @@ struct bt_trace {
  * Snapshot the stopped @target: every thread's capture, the mappings with
  * build-ids, the bytes of every executable mapping (file-backed code, vDSO,
  * anonymous executable memory), function symbols of the mapped ELF files,
- * @stop (may be NULL), the backend and the statistics.
+ * @stop (may be NULL), the backend, the statistics and the faults the
+ * program's handlers took (bt_target_fault()).
  * Returns 0; -bte_invalid if @trace or @target is NULL; -bte_nomem; a
  * negative bt_error of bt_maps_read() (maps.h: -bte_noent if the process
  * is gone, -bte_perm...) or of bt_target_capture() (target.h: -bte_exited
@@ -134,6 +139,10 @@ int bt_trace_encode(const struct bt_trace *trace, uint8_t **buf, size_t *len);
 
 /* Release @trace and all it owns (its mapping too); accepts NULL. */
 void bt_trace_free(struct bt_trace *trace);
+
+/* The fault thread @tid's handler took, kept in @trace; NULL if none. */
+const struct bt_fault *bt_trace_fault(const struct bt_trace *trace,
+				      pid_t tid);
 
 /* The capture of thread @tid in @trace; NULL if none or @trace is NULL. */
 const struct bt_capture *bt_trace_thread(const struct bt_trace *trace,
