@@ -61,8 +61,12 @@ import multiprocessing
 def sq(x):
     return x * x
 if __name__ == "__main__":
-    with multiprocessing.Pool(2) as p:
-        print(sum(p.map(sq, range(200))))
+    # close and join: the workers end on their own (the with statement's
+    # terminate() would SIGTERM those still alive, as timing decides)
+    p = multiprocessing.Pool(2)
+    print(sum(p.map(sq, range(200))))
+    p.close()
+    p.join()
 PY
 
 same() {	# name, then the command: traced output equal to untraced
