@@ -9,7 +9,7 @@
 
 /*
  * The interactive session over a traced process: `btrace attach` and
- * `btrace run -i`.  Commands come from one table (see session.c):
+ * `btrace run -i`.  Commands come from one table (see session_input.c):
  * last, insn, calls, threads, thread, continue, break, delete, info, save,
  * detach, kill, quit, help.  What they show goes through the printer of
  * run and show (print.h): the same text, or with /j (--json) the same

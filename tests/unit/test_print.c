@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The shared output module (cmd/print.c), on a history made here. */
+/* The shared output module (cmd/print*.c), on a history made here. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "../../cmd/print.c"
+#include "../../cmd/print_json.c"
+#include "../../cmd/print_stop.c"
 
 /* 0x1000: call 0x1010 ; 0x1005: jmp rax ; 0x1007: ret */
 static const uint8_t code[] = { 0xe8, 0x0b, 0x00, 0x00, 0x00, 0xff, 0xe0,
