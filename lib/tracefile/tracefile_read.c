@@ -213,9 +213,13 @@ static int dec_stats(struct parser *ps, struct rbuf *r)
 	t->buffer_size = rb_u64(r);
 	if (r->err)
 		return -1;
-	/* added later: files without it load with 0 */
+	/* added later, one after the other: files without them load with 0 */
 	if (r->len - r->off >= 8)
 		t->stats.displaced = rb_u64(r);
+	if (r->len - r->off >= 16) {
+		t->stats.ring_bytes = rb_u64(r);
+		t->stats.ring_read = rb_u64(r);
+	}
 	return r->err ? -1 : 0;
 }
 

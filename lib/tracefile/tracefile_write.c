@@ -195,6 +195,8 @@ static void enc_stats(struct wbuf *b, const struct bt_trace *t)
 	wb_u64(b, t->stats.stops);
 	wb_u64(b, t->buffer_size);
 	wb_u64(b, t->stats.displaced);
+	wb_u64(b, t->stats.ring_bytes);
+	wb_u64(b, t->stats.ring_read);
 	sec_end(b);
 }
 

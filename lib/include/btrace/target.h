@@ -146,8 +146,7 @@ struct bt_stats {
 	uint64_t displaced;	/* soft fast mode: instructions run from a
 				 * slot under an int3 of ours */
 	uint64_t ring_bytes;	/* soft record mode: bytes of the process's
-				 * rings decoded into branches (not kept in
-				 * trace files) */
+				 * rings decoded into branches */
 	uint64_t ring_read;	/* soft record mode: bytes of them read from
 				 * the process to decode them (only what was
 				 * written since the last time) */
