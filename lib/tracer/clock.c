@@ -18,7 +18,7 @@
 #include "btrace/ring.h"
 #include "tracer/tracer.h"
 
-#define CLOCK_GRAIN	1000000	/* ns: a step costs 25-40 us */
+#define CLOCK_GRAIN	20000		/* ns */
 
 uint64_t bt_clock_ns(void)
 {
@@ -43,16 +43,28 @@ int bt_thread_time(struct bt_thread *th, uint64_t ns, uint32_t ninsn,
 
 void bt_thread_time_owed(struct bt_thread *th, uint32_t ninsn)
 {
-	if (th->owed_ns && th->stop_ns >= th->owed_ns + CLOCK_GRAIN)
-		bt_thread_time(th, th->owed_ns, ninsn, 0);
+	bt_thread_time_owed_every(th, ninsn, CLOCK_GRAIN);
 }
 
 void bt_thread_time_stop(struct bt_thread *th, uint32_t ninsn)
 {
+	bt_thread_time_stop_every(th, ninsn, CLOCK_GRAIN);
+}
+
+void bt_thread_time_owed_every(struct bt_thread *th, uint32_t ninsn,
+			       uint64_t grain)
+{
+	if (th->owed_ns && th->stop_ns >= th->owed_ns + grain)
+		bt_thread_time(th, th->owed_ns, ninsn, 0);
+}
+
+void bt_thread_time_stop_every(struct bt_thread *th, uint32_t ninsn,
+			       uint64_t grain)
+{
 	if (!th->stop_ns || th->stop_ns <= th->time_ns ||
 	    th->stop_ns == th->owed_ns)
 		return;
-	if (th->stop_ns >= th->time_ns + CLOCK_GRAIN)
+	if (th->stop_ns >= th->time_ns + grain)
 		bt_thread_time(th, th->stop_ns, ninsn, 0);
 	else
 		th->owed_ns = th->stop_ns;

@@ -194,6 +194,11 @@ int bt_thread_time(struct bt_thread *th, uint64_t ns, uint32_t ninsn,
  */
 void bt_thread_time_stop(struct bt_thread *th, uint32_t ninsn);
 void bt_thread_time_owed(struct bt_thread *th, uint32_t ninsn);
+/* The same with a grain of one's own (step mode: a stop every instruction). */
+void bt_thread_time_stop_every(struct bt_thread *th, uint32_t ninsn,
+			       uint64_t grain);
+void bt_thread_time_owed_every(struct bt_thread *th, uint32_t ninsn,
+			       uint64_t grain);
 
 /* Append one branch record to @th's ring; counts it in the stats. */
 int bt_thread_record(struct bt_target *t, struct bt_thread *th,

@@ -52,6 +52,10 @@ struct soft_thread {
  */
 #define SIGFRAME_RIP_OFFSET (8 + 40 + 16 * 8)
 
+/* A stop every instruction (25-40 us each): a time record per 1 ms of run
+ * at most, or they would take as much ring as the branches. */
+#define STEP_CLOCK_GRAIN 1000000ull
+
 static int soft_thread_start(struct bt_target *t, struct bt_thread *th)
 {
 	struct soft_thread *st = calloc(1, sizeof(*st));
@@ -255,10 +259,10 @@ static int soft_trap(struct bt_target *t, struct bt_thread *th,
 	struct soft_thread *st = th->bk;
 	int ret;
 
-	bt_thread_time_owed(th, st->ninsn);
+	bt_thread_time_owed_every(th, st->ninsn, STEP_CLOCK_GRAIN);
 	ret = soft_trap_step(t, th, si);
 	if (ret)
-		bt_thread_time_stop(th, st->ninsn);
+		bt_thread_time_stop_every(th, st->ninsn, STEP_CLOCK_GRAIN);
 	return ret;
 }
 
