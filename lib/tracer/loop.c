@@ -191,6 +191,27 @@ static const struct bt_resume *resume_find(const struct bt_resume *r,
 }
 
 /*
+ * Stopped @th goes on with @sig (0: none), the debugger's choice: its
+ * siginfo kept only for the signal it stopped with, and a signal that
+ * runs a handler announced to the backend.  0 or -bte_invalid.
+ */
+int bt_thread_resume_signal(struct bt_target *t, struct bt_thread *th,
+			    int sig)
+{
+	if (sig < 0 || sig >= NSIG)
+		return bt_fail(bte_invalid, 0, "bad signal %d", sig);
+	if (sig != th->sig)
+		memset(&th->si, 0, sizeof(th->si));
+	th->sig = sig;
+	th->sig_checked = sig != 0;
+	if (sig && th->why != BT_TS_EXIT &&
+	    bt_sig_fate(t, th, sig, &th->si) == BT_SIG_HANDLED &&
+	    t->ops->signal)
+		t->ops->signal(t, th, sig);
+	return 0;
+}
+
+/*
  * Each thread's part in this run.  A signal reported before is replaced
  * by the one the caller gives; one not judged yet stays, to be reported
  * first.  A signal that runs a handler is announced to the backend, as
@@ -213,16 +234,8 @@ static int resume_plan(struct bt_target *t, const struct bt_resume *r,
 		th->stepping = a->action == BT_RESUME_STEP;
 		if (th->sig && !th->sig_checked)
 			continue;
-		if (a->signal < 0 || a->signal >= NSIG)
-			return bt_fail(bte_invalid, 0, "bad signal %d", a->signal);
-		if (a->signal != th->sig)
-			memset(&th->si, 0, sizeof(th->si));
-		th->sig = a->signal;
-		th->sig_checked = th->sig != 0;
-		if (th->sig && th->why != BT_TS_EXIT &&
-		    bt_sig_fate(t, th, th->sig, &th->si) == BT_SIG_HANDLED &&
-		    t->ops->signal)
-			t->ops->signal(t, th, th->sig);
+		if (bt_thread_resume_signal(t, th, a->signal) < 0)
+			return -bte_invalid;
 	}
 	return runs ? 0 : bt_fail(bte_invalid, 0, "no thread to resume");
 }

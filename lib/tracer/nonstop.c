@@ -309,18 +309,11 @@ static int ns_resume_one(struct bt_target *t, struct bt_thread *th,
 {
 	int ret;
 
-	if (a->signal < 0 || a->signal >= NSIG)
-		return bt_fail(bte_invalid, 0, "bad signal %d", a->signal);
-	if (a->signal != th->sig)
-		memset(&th->si, 0, sizeof(th->si));
-	th->sig = a->signal;
-	th->sig_checked = th->sig != 0;
+	ret = bt_thread_resume_signal(t, th, a->signal);
+	if (ret < 0)
+		return ret;
 	th->hold = 0;
 	th->stepping = a->action == BT_RESUME_STEP;
-	if (th->sig && th->why != BT_TS_EXIT &&
-	    bt_sig_fate(t, th, th->sig, &th->si) == BT_SIG_HANDLED &&
-	    t->ops->signal)
-		t->ops->signal(t, th, th->sig);
 	if (th->at_break) {
 		ret = ns_step_over(t, th);
 		if (ret != 0 || th->state != BT_TH_STOPPED)

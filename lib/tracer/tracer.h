@@ -231,6 +231,9 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
  * or -bte_ptrace.
  */
 int bt_thread_restart(struct bt_thread *th, int op, int sig);
+/* Stopped @th goes on with @sig, the debugger's choice (loop.c). */
+int bt_thread_resume_signal(struct bt_target *t, struct bt_thread *th,
+			    int sig);
 
 /*
  * One single step of stopped thread @th, waited for.  Returns 0 when it
