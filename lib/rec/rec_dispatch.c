@@ -118,6 +118,7 @@ int bt_recorder_enter(struct bt_recorder *r, struct bt_thread *th,
 		trans = 0;
 	if (!trans || rc_ring_sync(r, rt, pc) < 0)
 		return 0;
+	rc_sigs_enter(r, rt);
 	if (!rt->in)
 		rt->prog_gs = regs->gs_base;
 	regs->rip = trans;
@@ -193,6 +194,7 @@ static void leave_at(struct bt_recorder *r, struct rthread *rt,
 	regs->gs_base = rt->prog_gs;
 	ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs);
 	rt->in = 0;
+	rt->sigmask_known = 0;	/* out, it may change it unseen */
 }
 
 static int wrap_fault(struct bt_recorder *r, struct rthread *rt,
@@ -232,8 +234,10 @@ int bt_recorder_fault(struct bt_recorder *r, struct bt_thread *th,
 
 	if (rt && rt->in && bt_thread_regs(th, &regs) == 0 &&
 	    ((rc_zone_of(r, regs.rip) && wrap_fault(r, rt, &regs, si)) ||
-	     rc_fault_repair(r, rt, &regs, si)))
+	     rc_fault_repair(r, rt, &regs, si))) {
+		rc_sigs_consumed(r, rt);
 		return 1;
+	}
 	return r ? rc_wp_fault(r, th, si) : 0;	/* a write to code */
 }
 
@@ -309,10 +313,12 @@ static int exit_at(struct bt_recorder *r, struct rthread *rt,
 			return exit_ibl(r, rt, regs, p[i]);
 		case RX_POINT_EXIT_LEAVE:
 			regs_restore(r, rt, regs, p[i].mask, p[i].orig);
-			if (p[i].mask & RM_RCX)	/* a syscall's exit */
+			if (p[i].mask & RM_RCX) {	/* a syscall's exit */
 				rc_note_syscall(rt, regs);
+				rc_sigs_syscall(r, regs);
+			}
 			leave_at(r, rt, regs, p[i].orig, p[i].pend);
-			if (p[i].mask & RM_RCX)
+					if (p[i].mask & RM_RCX)
 				rc_wp_syscall(r, rt->th, regs);
 			return BT_RECORDER_LEFT_STEP;
 		}
@@ -334,6 +340,7 @@ int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
 	if (rc_native_out(r, rt, &regs, regs.rip - 1))
 		return BT_RECORDER_NOT_OURS;	/* a native thread's trap */
 	r->trapping = 1;
+	rc_sigs_need(r, rt);
 	v = exit_at(r, rt, &regs, regs.rip - 1);
 	r->trapping = 0;
 	if (v == BT_RECORDER_GO_ON)
@@ -382,8 +389,10 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 		}
 		if (sig > 0 && bt_thread_regs(th, &regs) == 0 &&
 		    (wrap_fault(r, rt, &regs, &si) ||
-		     rc_fault_repair(r, rt, &regs, &si)))
+		     rc_fault_repair(r, rt, &regs, &si))) {
+			rc_sigs_consumed(r, rt);
 			continue;
+		}
 		if (sig > 0 && sig <= 64)
 			resend |= 1ull << (sig - 1);
 	}
@@ -394,6 +403,7 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 dead:
 	rc_drain(r, rt, 0);
 	rt->in = 0;
+	rt->sigmask_known = 0;
 out:
 	for (sig = 1; sig <= 64; sig++)
 		if (resend & (1ull << (sig - 1)))

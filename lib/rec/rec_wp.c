@@ -361,6 +361,8 @@ int rc_wp_fault(struct bt_recorder *r, struct bt_thread *th,
 	if (!rt)
 		return 0;
 	r->trapping = 1;	/* a fault: no system call under way */
+	if (rt->in)
+		rc_sigs_consumed(r, rt);
 	if (e->on) {
 		write_caught(r, rt, e);
 	} else {	/* it faulted before another write gave it back */

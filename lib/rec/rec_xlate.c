@@ -496,7 +496,10 @@ static int emit_indirect(const struct rb *b, struct rx_emit *e)
 	return emit_lookup(e, b);
 }
 
-/* Syscalls the tracer must see from outside the translation. */
+/*
+ * Syscalls the tracer must see from outside the translation (and
+ * rt_sigaction, rt_sigprocmask: emit_sig_leave).
+ */
 static const uint16_t leave_syscalls[] = {
 	15,	/* rt_sigreturn */
 	56, 57, 58, 435,	/* clone, fork, vfork, clone3 */
@@ -532,25 +535,81 @@ static int emit_tsc(struct rx_emit *e, uint8_t tag)
 	return 0;
 }
 
+/* A jump's rel8 at @at, to the end of @e. */
+static void rel8_here(struct rx_emit *e, size_t at)
+{
+	e->buf[at] = (uint8_t)(e->len - at - 1);
+}
+
+/*
+ * rt_sigaction and rt_sigprocmask leave where they set what the tracer
+ * must know (rec_sigs.c): SIGSEGV's action, the thread's mask.  Those
+ * that only read run on (python3 asks for every signal's action).  rcx is
+ * borrowed; the syscall's number in rax, its arguments in rdi, rsi.
+ */
+static int emit_sig_leave(const struct rb *b, struct rx_emit *e)
+{
+	size_t act, mask, act_mask, on[3];
+
+	put(e, "\x8d\x48\xf3\x67\xe3", 5);	/* lea -13(%rax),%ecx; jecxz */
+	act = e->len;
+	put8(e, 0);
+	put(e, "\x8d\x48\xf2\x67\xe3", 5);	/* lea -14(%rax),%ecx; jecxz */
+	mask = e->len;
+	put8(e, 0);
+	put8(e, 0xeb);				/* jmp on */
+	on[0] = e->len;
+	put8(e, 0);
+	rel8_here(e, act);			/* act: */
+	put(e, "\x8d\x4f\xf5\x67\xe3", 5);	/* lea -11(%rdi),%ecx; jecxz */
+	act_mask = e->len;
+	put8(e, 0);
+	put8(e, 0xeb);				/* jmp on: not SIGSEGV's */
+	on[1] = e->len;
+	put8(e, 0);
+	rel8_here(e, mask);			/* mask: */
+	rel8_here(e, act_mask);
+	put(e, "\x48\x8d\x0e\xe3", 4);	/* lea (%rsi),%rcx; jrcxz on */
+	on[2] = e->len;
+	put8(e, 0);
+	if (point(e, RX_POINT_EXIT_LEAVE, b->end, 0, RM_RCX) < 0)
+		return -bte_nomem;
+	put8(e, 0xcc);
+	rel8_here(e, on[0]);			/* on: */
+	rel8_here(e, on[1]);
+	rel8_here(e, on[2]);
+	return 0;
+}
+
 static int emit_syscall(const struct rb *b, struct rx_emit *e)
 {
 	size_t i, exit_at[BT_ARRAY_SIZE(leave_syscalls)];
 	int ret;
 
-	ret = grow(e, 16 + 8 * BT_ARRAY_SIZE(leave_syscalls));
+	ret = grow(e, 64 + 9 * BT_ARRAY_SIZE(leave_syscalls));
 	if (ret < 0)
 		return ret;
 	gs_mov(e, 0, R_CX, TCB_RCX);
+	ret = emit_sig_leave(b, e);
+	if (ret < 0)
+		return ret;
 	for (i = 0; i < BT_ARRAY_SIZE(leave_syscalls); i++) {
-		put(e, "\x8d\x88", 2);	/* lea -nr(%rax),%ecx */
-		put32(e, (uint32_t)-(int32_t)leave_syscalls[i]);
+		if (leave_syscalls[i] < 128) {
+			put(e, "\x8d\x48", 2);	/* lea -nr(%rax),%ecx */
+			put8(e, (uint8_t)-(int8_t)leave_syscalls[i]);
+		} else {
+			put(e, "\x8d\x88", 2);	/* the same, disp32 */
+			put32(e, (uint32_t)-(int32_t)leave_syscalls[i]);
+		}
 		put(e, "\x67\xe3", 2);	/* jecxz to the exit below */
 		exit_at[i] = e->len;
 		put8(e, 0);
 	}
 	put(e, "\xeb\x01", 2);		/* over the exit */
+	if (e->len - exit_at[0] - 1 > 127)	/* a jecxz's reach */
+		return bt_fail(bte_internal, 0, "too many syscalls to leave at");
 	for (i = 0; i < BT_ARRAY_SIZE(leave_syscalls); i++)
-		e->buf[exit_at[i]] = (uint8_t)(e->len - exit_at[i] - 1);
+		rel8_here(e, exit_at[i]);
 	if (point(e, RX_POINT_EXIT_LEAVE, b->end, 0, RM_RCX) < 0)
 		return -bte_nomem;
 	put8(e, 0xcc);

@@ -62,6 +62,7 @@
 #define TCB_TABLE2	0x30
 #define TCB_T		0x38	/* the lookup's target, for byte windows */
 #define TCB_HI		0x40	/* u32: high half of the last REC_IND */
+#define TCB_SIGACT	0x800	/* the tracer's: a sigaction read or set */
 #define TCB_SIZE	4096
 
 #define RX_TABLE_ENTRIES 65536

@@ -76,6 +76,13 @@ struct rthread {
 	uint64_t gone_start, gone_end;	/* code its last syscall may take away */
 	int left_step;			/* it left to step the instruction */
 	uint64_t lifted;		/* our int3 lifted for its step */
+	uint64_t sigmask;		/* its blocked signals while in */
+	int sigmask_known;		/* read where it entered (rec_sigs.c) */
+};
+
+/* The kernel's struct sigaction (rt_sigaction's), x86-64. */
+struct rc_sigaction {
+	uint64_t handler, flags, restorer, mask;
 };
 
 struct code_page {
@@ -121,6 +128,8 @@ struct bt_recorder {
 	struct rc_clock clock;		/* the rings' TSC to ns (rec_time.c) */
 	uint64_t repairs;		/* control blocks the program wrote */
 	int unnamed;			/* the kernel cannot name mappings */
+	struct rc_sigaction segv;	/* the program's SIGSEGV action */
+	int segv_known;			/* segv read since it last changed */
 };
 
 /* recorder.c: threads and setting up */
@@ -194,6 +203,13 @@ int rc_ring_put(struct bt_recorder *r, struct rthread *rt, const void *rec,
 		size_t len);
 int rc_ring_sync(struct bt_recorder *r, struct rthread *rt, uint64_t pc);
 void rc_drain(struct bt_recorder *r, struct rthread *rt, uint64_t stop);
+
+/* rec_sigs.c: what the kernel does at a fault the recorder consumes */
+void rc_sigs_enter(struct bt_recorder *r, struct rthread *rt);
+void rc_sigs_need(struct bt_recorder *r, struct rthread *rt);
+void rc_sigs_syscall(struct bt_recorder *r,
+		     const struct user_regs_struct *regs);
+void rc_sigs_consumed(struct bt_recorder *r, struct rthread *rt);
 
 /* rec_native.c: untraced code run natively */
 int rc_native_exit(struct bt_recorder *r, struct bt_thread *th, uint64_t near,
