@@ -624,11 +624,12 @@ static void pass_init(struct pt_pass *ps, const struct bt_capture *cap,
 	ps->scan = calloc(SCAN_CACHE, sizeof(*ps->scan));
 }
 
-/* The pass's branches (from @start on) get their times. */
-static void pass_finish(struct pt_pass *ps, size_t start, uint64_t *end_ts)
+/* The pass's branches get their times. */
+static int pass_finish(struct pt_pass *ps, uint64_t *end_ts)
 {
-	pt_timing_apply(&ps->time, ps->out->v + start, ps->out->n - start,
-			end_ts);
+	if (pt_timing_apply(&ps->time, ps->out->v, ps->out->n, end_ts) < 0)
+		return bt_fail(bte_nomem, ENOMEM, "time anchors");
+	return 0;
 }
 
 static void pass_release(struct pt_pass *ps)
@@ -800,7 +801,8 @@ static int pt_decode_all(const struct bt_capture *cap, struct bt_image *image,
 	if (status >= 0)
 		err = keep ? pt_decode_tape(dec, status, &ps)
 			   : pass_run(&ps, dec, status, 1);
-	pass_finish(&ps, 0, end_ts);
+	if (pass_finish(&ps, end_ts) < 0 && !err)
+		err = -bte_nomem;
 	trim_guess(out, 0, 0);
 	pass_release(&ps);
 	pt_blk_free_decoder(dec);
@@ -813,7 +815,8 @@ static int pt_decode_stretch(const struct bt_capture *cap,
 			     uint64_t end, struct bt_brvec *out,
 			     uint64_t *first_ip, uint64_t *end_ts)
 {
-	struct pt_block_decoder *dec = pt_decoder(cap, image, end);
+	struct pt_block_decoder *dec =
+		pt_decoder(cap, image, pt_timing_stretch_end(cap, end));
 	struct pt_pass ps;
 	int status, err;
 
@@ -823,7 +826,8 @@ static int pt_decode_stretch(const struct bt_capture *cap,
 	status = pt_blk_sync_set(dec, begin);
 	err = status < 0 ? pass_error(&ps, status)
 			 : pass_run(&ps, dec, status, 0);
-	pass_finish(&ps, 0, end_ts);
+	if (pass_finish(&ps, end_ts) < 0 && !err)
+		err = -bte_nomem;
 	trim_guess(out, 0, *first_ip);
 	*first_ip = ps.first_ip;
 	pass_release(&ps);

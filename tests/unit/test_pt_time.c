@@ -18,6 +18,7 @@
 
 #include "btrace/btrace.h"
 #include "decode_internal.h"
+#include "../tools/synth/ptsynth.h"
 
 #define BASE 0x1000ull
 #define NBR 8		/* taken branches in the stream */
@@ -290,12 +291,99 @@ static void conv_ns(void **state)
 	assert_int_equal(bt_tsc_conv_ns(&none, 12345), 0);
 }
 
+/*
+ * Random walks over generated code (tests/tools/synth), their clock
+ * running at TPI ticks an instruction, told by TSC packets in PSB+ and
+ * before TNT and TIP packets: each branch's time is that clock at its
+ * instruction count, up to the last TSC (past it, the last one's).
+ */
+#define TPI 7
+#define SYNTH_BASE 0x400000ull
+
+static const struct bt_tsc_conv unit = { .time_mult = 1,
+					 .mono_offset = 5000 };
+
+static void expect_linear(const struct bt_branch *truth, size_t first,
+			  size_t n, const struct ps_stream *st,
+			  const struct bt_history *h)
+{
+	uint64_t pos = 0;
+	size_t i;
+
+	assert_int_equal(h->count, n - first);
+	for (i = 0; i < n; i++) {
+		uint64_t p, want;
+
+		pos += truth[i].ninsn;
+		if (i < first)
+			continue;
+		p = pos < st->time_pos ? pos : st->time_pos;
+		want = unit.mono_offset + T0 + TPI * p;
+		if (h->branch[i - first].from != truth[i].from ||
+		    h->branch[i - first].ts != want)
+			fail_msg("entry %zu of %zu (tpos %lu pos %lu): %#lx ts %lu, want %#lx ts %lu", i, n, st->time_pos, pos,
+				 h->branch[i - first].from,
+				 h->branch[i - first].ts, truth[i].from, want);
+	}
+}
+
+static void synth_one(uint64_t seed, size_t psb_period)
+{
+	struct ps_walk_opts wo = { .seed = seed, .nbranch = 3000,
+				   .p_taken = 0.5, .p_intr = 0.01 };
+	struct ps_pt_opts po = { .seed = seed, .psb_period = psb_period,
+				 .retcomp = 2, .p_irq = 0.01, .tnt_mix = 1,
+				 .tsc0 = T0, .tsc_per_insn = TPI };
+	struct bt_capture cap = { .format = BT_FMT_PT, .pt_time = unit };
+	struct bt_decode_opts opts = { sizeof(opts), 0, NULL };
+	struct ps_prog *prog = ps_prog_gen(seed, 16, SYNTH_BASE);
+	struct bt_branch *truth;
+	struct ps_stream st;
+	struct bt_history *h;
+	size_t n;
+
+	assert_non_null(prog);
+	assert_int_equal(ps_walk(prog, &wo, &truth, &n), 0);
+	assert_int_equal(ps_pt_encode(&po, ps_prog_insn_fn, prog, prog->entry,
+				      truth, n, &st), 0);
+	n = ps_pt_visible(truth, n);
+	opts.image = bt_image_alloc();
+	assert_int_equal(bt_image_add_mem(opts.image, prog->code, prog->size,
+					  SYNTH_BASE), 0);
+	cap.data = st.buf;
+	cap.size = st.size;
+	h = calloc(1, sizeof(*h));
+	assert_int_equal(bt_decode_pt(&cap, &opts, h), 0);
+	expect_linear(truth, 0, n, &st, h);
+	bt_history_free(h);
+	opts.last = 200;	/* stretches from the last PSBs back */
+	h = calloc(1, sizeof(*h));
+	assert_int_equal(bt_decode_pt(&cap, &opts, h), 0);
+	expect_linear(truth, n - 200, n, &st, h);
+	bt_history_free(h);
+	bt_image_free(opts.image);
+	ps_stream_release(&st);
+	free(truth);
+	ps_prog_free(prog);
+}
+
+static void synth_linear(void **state)
+{
+	uint64_t seed;
+
+	for (seed = 1; seed <= 4; seed++) {
+		synth_one(seed, 512);
+		synth_one(seed, 4096);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(mtc_times),
 		cmocka_unit_test(untimed),
 		cmocka_unit_test(conv_ns),
+		cmocka_unit_test(synth_linear),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

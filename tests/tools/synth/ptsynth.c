@@ -534,6 +534,7 @@ struct enc {
 	uint8_t scratch[64];
 	struct ps_stream *out;
 	uint64_t s, last_ip, tnt;
+	uint64_t pos, tnt_pos;	/* instructions run; at the TNT's first bit */
 	int ntnt, tnt_max;
 	uint64_t ret[64];	/* libipt's return stack, mirrored */
 	int rtop, rcount;
@@ -617,12 +618,28 @@ static int emit_full_ip(struct enc *e, enum pt_packet_type type, uint64_t ip)
 	return emit(e, &pkt);
 }
 
+/* A TSC with the time of instruction @pos, when the stream has time. */
+static int emit_time(struct enc *e, uint64_t pos)
+{
+	struct pt_packet pkt;
+
+	if (!e->o->tsc_per_insn)
+		return 0;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_tsc;
+	pkt.payload.tsc.tsc = e->o->tsc0 + pos * e->o->tsc_per_insn;
+	e->out->time_pos = pos;
+	return emit(e, &pkt);
+}
+
 static int flush_tnt(struct enc *e)
 {
 	struct pt_packet pkt;
 
 	if (!e->ntnt)
 		return 0;
+	if (emit_time(e, e->tnt_pos) < 0)
+		return -1;
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = e->ntnt <= 6 && rndn(&e->s, 4) ? ppt_tnt_8 : ppt_tnt_64;
 	pkt.payload.tnt.bit_size = e->ntnt;
@@ -636,6 +653,8 @@ static int flush_tnt(struct enc *e)
 
 static int add_tnt(struct enc *e, int taken)
 {
+	if (!e->ntnt)
+		e->tnt_pos = e->pos;
 	e->tnt = e->tnt << 1 | !!taken;	/* oldest in the top bit */
 	if (++e->ntnt == e->tnt_max)
 		return flush_tnt(e);
@@ -647,6 +666,8 @@ static int emit_ip_flush(struct enc *e, enum pt_packet_type type, uint64_t ip,
 			 int suppressed)
 {
 	if (flush_tnt(e) < 0)
+		return -1;
+	if (type == ppt_tip && emit_time(e, e->pos) < 0)
 		return -1;
 	return emit_ip(e, type, ip, suppressed);
 }
@@ -680,7 +701,7 @@ static int psb(struct enc *e, uint64_t ip, size_t next_branch)
 	e->psb_at = e->out->size;
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = ppt_psb;
-	if (emit(e, &pkt) < 0)
+	if (emit(e, &pkt) < 0 || emit_time(e, e->pos) < 0)
 		return -1;
 	ret_clear(e);
 	if (emit_full_ip(e, ppt_fup, ip) < 0)
@@ -723,6 +744,7 @@ static int run_to(struct enc *e, ps_insn_fn insn, void *ctx, uint64_t ip,
 
 		if (insn(ctx, ip, &len, &cls, &target) < 0 || ++steps > 1000000)
 			return -1;
+		e->pos++;
 		if (cls == PS_COND) {
 			if (add_tnt(e, 0) < 0)
 				return -1;
@@ -758,6 +780,7 @@ static int encode_one(struct enc *e, ps_insn_fn insn, void *ctx,
 		return pgd_pge(e, br->from, br->to);
 	if (insn(ctx, br->from, &len, &cls, &target) < 0)
 		return -1;
+	e->pos++;	/* the branch itself */
 	switch (br->kind) {
 	case BT_BR_COND:
 		return add_tnt(e, 1);
