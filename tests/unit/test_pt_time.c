@@ -258,6 +258,32 @@ static void mtc_times(void **state)
 	bt_history_free(h);
 }
 
+/* A trace file keeps what the times need: the same times after loading. */
+static void file_times(void **state)
+{
+	struct bt_trace t = { .pid = 1 }, *u;
+	struct stream s;
+	struct bt_history *h;
+	uint64_t want[NBR];
+	uint8_t *buf;
+	size_t len;
+
+	encode(&s, 1);
+	t.nthreads = 1;
+	t.thread = calloc(1, sizeof(*t.thread));
+	assert_non_null(t.thread);
+	t.thread[0] = capture(&s, 1);
+	assert_int_equal(bt_trace_encode(&t, &buf, &len), 0);
+	free(t.thread);
+	assert_int_equal(bt_trace_parse(&u, buf, len), 0);
+	expected(want);
+	h = decode(&u->thread[0], 0, 0);
+	check(h, NBR, want);
+	bt_history_free(h);
+	bt_trace_free(u);
+	free(buf);
+}
+
 /* Without perf's conversion (older files), or without timing packets
  * (PT with tsc=0), branches stay untimed. */
 static void untimed(void **state)
@@ -383,6 +409,7 @@ int main(void)
 		cmocka_unit_test(mtc_times),
 		cmocka_unit_test(untimed),
 		cmocka_unit_test(conv_ns),
+		cmocka_unit_test(file_times),
 		cmocka_unit_test(synth_linear),
 	};
 
