@@ -24,6 +24,8 @@
 #include "decode_internal.h"
 #include "image_internal.h"
 #include "internal.h"
+#include "pt_internal.h"
+#include "pt_time.h"
 
 /* What a branch instruction's bytes say. */
 struct pt_scan {
@@ -144,6 +146,13 @@ struct pt_pass {
 	size_t keep;		/* entries wanted, 0: all */
 	uint64_t first_ip;	/* where the pass started */
 	struct scan_slot *scan;	/* SCAN_CACHE entries, or NULL */
+	struct pt_timing time;	/* its position and time anchors */
+};
+
+/* libipt's time after a block: pt_blk_time's return and ticks. */
+struct pt_tick {
+	int status;
+	uint64_t tsc;
 };
 
 /* Direct branches libipt may follow past the end of the trace. */
@@ -185,7 +194,8 @@ static inline int pass_push(struct pt_pass *ps, const struct bt_branch *br)
 	if (__builtin_expect(v->n == v->alloc, 0) &&
 	    bt_brvec_reserve(v, 1) < 0)
 		return bt_fail(bte_nomem, ENOMEM, "branches");
-	v->v[v->n++] = *br;
+	v->v[v->n] = *br;
+	v->v[v->n++].ts = ps->time.pos;	/* a time once the pass ends */
 	return 0;
 }
 
@@ -283,7 +293,9 @@ static int class_branches(enum pt_insn_class iclass)
 	}
 }
 
-static int pass_block(struct pt_pass *ps, const struct pt_block *blk)
+/* The flow of @blk; *@decided: it ends with a branch the trace decided. */
+static int pass_block_flow(struct pt_pass *ps, const struct pt_block *blk,
+			   int *decided)
 {
 	struct pt_scan s;
 	int err;
@@ -323,7 +335,27 @@ static int pass_block(struct pt_pass *ps, const struct pt_block *blk)
 	ps->pend.to = s.direct ? blk->end_ip + s.len + s.rel : 0;
 	ps->have_pend = 1;
 	ps->ninsn = 0;
+	*decided = !s.direct;
 	return 0;
+}
+
+static int pass_block(struct pt_pass *ps, const struct pt_block *blk,
+		      const struct pt_tick *tk)
+{
+	int decided = 0, err = pass_block_flow(ps, blk, &decided);
+
+	if (err < 0)
+		return err;
+	return pt_timing_block(&ps->time, blk->ninsn, decided, tk->status,
+			       tk->tsc);
+}
+
+/* libipt's time now, where the capture can use it. */
+static void pass_tick(const struct pt_pass *ps, struct pt_block_decoder *dec,
+		      struct pt_tick *tk)
+{
+	tk->status = ps->time.conv ? pt_blk_time(dec, &tk->tsc, NULL, NULL)
+				   : -pte_no_time;
 }
 
 /* Tracing came back on at @ip. */
@@ -425,6 +457,8 @@ static int pass_async_branch(struct pt_pass *ps, const struct pt_event *ev)
 
 static int pass_event(struct pt_pass *ps, const struct pt_event *ev)
 {
+	if (pt_timing_event(&ps->time, ev) < 0)
+		return -bte_nomem;
 	if (ev->status_update)
 		return 0;
 	switch (ev->type) {
@@ -518,8 +552,11 @@ static int pass_run(struct pt_pass *ps, struct pt_block_decoder *dec,
 		if (status >= 0 && (status & pts_eos))
 			eos = 1;
 		if (status >= 0) {
+			struct pt_tick tk;
+
 			status = pt_blk_next(dec, &blk, sizeof(blk));
-			err = pass_block(ps, &blk);
+			pass_tick(ps, dec, &tk);
+			err = pass_block(ps, &blk, &tk);
 			/* A loop of direct jumps past the end of the trace. */
 			if (ps->direct_run > PT_MAX_GUESS)
 				return 0;
@@ -541,8 +578,8 @@ static int pass_run(struct pt_pass *ps, struct pt_block_decoder *dec,
 	}
 }
 
-static void pt_setup(struct pt_config *cfg, const struct bt_capture *cap,
-		     uint8_t *end)
+void bt_pt_setup(struct pt_config *cfg, const struct bt_capture *cap,
+		 uint8_t *end)
 {
 	pt_config_init(cfg);
 	cfg->begin = cap->data;
@@ -568,7 +605,7 @@ static struct pt_block_decoder *pt_decoder(const struct bt_capture *cap,
 	struct pt_block_decoder *dec;
 	struct pt_config cfg;
 
-	pt_setup(&cfg, cap, cap->data + end);
+	bt_pt_setup(&cfg, cap, cap->data + end);
 	dec = pt_blk_alloc_decoder(&cfg);
 	if (dec && pt_blk_set_image(dec, bt_image_pt(image)) < 0) {
 		pt_blk_free_decoder(dec);
@@ -577,19 +614,29 @@ static struct pt_block_decoder *pt_decoder(const struct bt_capture *cap,
 	return dec;
 }
 
-static void pass_init(struct pt_pass *ps, struct bt_image *image,
-		      struct bt_brvec *out)
+static void pass_init(struct pt_pass *ps, const struct bt_capture *cap,
+		      struct bt_image *image, struct bt_brvec *out)
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->image = image;
 	ps->out = out;
+	pt_timing_init(&ps->time, cap);
 	/* Without it every block is scanned: slower, still right. */
 	ps->scan = calloc(SCAN_CACHE, sizeof(*ps->scan));
+}
+
+/* The pass's branches get their times. */
+static int pass_finish(struct pt_pass *ps, uint64_t *end_ts)
+{
+	if (pt_timing_apply(&ps->time, ps->out->v, ps->out->n, end_ts) < 0)
+		return bt_fail(bte_nomem, ENOMEM, "time anchors");
+	return 0;
 }
 
 static void pass_release(struct pt_pass *ps)
 {
 	free(ps->scan);
+	pt_timing_release(&ps->time);
 }
 
 /*
@@ -602,6 +649,7 @@ enum { REC_BLOCK, REC_EVENT, REC_ERROR };
 
 struct pt_rec {
 	uint64_t ip, end_ip;
+	struct pt_tick tick;	/* blocks */
 	uint32_t ninsn;		/* blocks; the status for errors */
 	uint8_t type, iclass;
 };
@@ -643,8 +691,8 @@ static void tape_error(struct pt_tape *t, int status)
 	r->ninsn = (uint32_t)status;
 }
 
-static void tape_run(struct pt_tape *t, struct pt_block_decoder *dec,
-		     int status)
+static void tape_run(struct pt_tape *t, const struct pt_pass *ps,
+		     struct pt_block_decoder *dec, int status)
 {
 	uint64_t off = 0, last_off = UINT64_MAX;
 	int eos = 0;
@@ -665,6 +713,7 @@ static void tape_run(struct pt_tape *t, struct pt_block_decoder *dec,
 			r->end_ip = blk.end_ip;
 			r->ninsn = blk.ninsn;
 			r->iclass = blk.iclass;
+			pass_tick(ps, dec, &r->tick);
 			/* No trace used in a long while: past the end. */
 			if (!(t->head & 4095)) {
 				pt_blk_get_offset(dec, &off);
@@ -699,7 +748,7 @@ static int tape_replay(struct pt_tape *t, struct pt_pass *ps)
 			blk.end_ip = r->end_ip;
 			blk.ninsn = r->ninsn;
 			blk.iclass = r->iclass;
-			err = pass_block(ps, &blk);
+			err = pass_block(ps, &blk, &r->tick);
 			break;
 		case REC_EVENT:
 			err = pass_event(ps, &t->ev[i & (t->size - 1)]);
@@ -730,7 +779,7 @@ static int pt_decode_tape(struct pt_block_decoder *dec, int status,
 		free(t.ev);
 		return bt_fail(bte_nomem, ENOMEM, "pt tape");
 	}
-	tape_run(&t, dec, status);
+	tape_run(&t, ps, dec, status);
 	err = tape_replay(&t, ps);
 	free(t.rec);
 	free(t.ev);
@@ -739,7 +788,7 @@ static int pt_decode_tape(struct pt_block_decoder *dec, int status,
 
 /* Everything, from the first PSB on; only the last @keep kept (0: all). */
 static int pt_decode_all(const struct bt_capture *cap, struct bt_image *image,
-			 size_t keep, struct bt_brvec *out)
+			 size_t keep, struct bt_brvec *out, uint64_t *end_ts)
 {
 	struct pt_block_decoder *dec = pt_decoder(cap, image, cap->size);
 	struct pt_pass ps;
@@ -747,12 +796,14 @@ static int pt_decode_all(const struct bt_capture *cap, struct bt_image *image,
 
 	if (!dec)
 		return bt_fail(bte_nomem, ENOMEM, "pt decoder");
-	pass_init(&ps, image, out);
+	pass_init(&ps, cap, image, out);
 	ps.keep = keep;
 	status = pt_blk_sync_forward(dec);
 	if (status >= 0)
 		err = keep ? pt_decode_tape(dec, status, &ps)
 			   : pass_run(&ps, dec, status, 1);
+	if (pass_finish(&ps, end_ts) < 0 && !err)
+		err = -bte_nomem;
 	trim_guess(out, 0, 0);
 	pass_release(&ps);
 	pt_blk_free_decoder(dec);
@@ -763,18 +814,21 @@ static int pt_decode_all(const struct bt_capture *cap, struct bt_image *image,
 static int pt_decode_stretch(const struct bt_capture *cap,
 			     struct bt_image *image, uint64_t begin,
 			     uint64_t end, struct bt_brvec *out,
-			     uint64_t *first_ip)
+			     uint64_t *first_ip, uint64_t *end_ts)
 {
-	struct pt_block_decoder *dec = pt_decoder(cap, image, end);
+	struct pt_block_decoder *dec =
+		pt_decoder(cap, image, pt_timing_stretch_end(cap, end));
 	struct pt_pass ps;
 	int status, err;
 
 	if (!dec)
 		return bt_fail(bte_nomem, ENOMEM, "pt decoder");
-	pass_init(&ps, image, out);
+	pass_init(&ps, cap, image, out);
 	status = pt_blk_sync_set(dec, begin);
 	err = status < 0 ? pass_error(&ps, status)
 			 : pass_run(&ps, dec, status, 0);
+	if (pass_finish(&ps, end_ts) < 0 && !err)
+		err = -bte_nomem;
 	trim_guess(out, 0, *first_ip);
 	*first_ip = ps.first_ip;
 	pass_release(&ps);
@@ -819,20 +873,24 @@ static int64_t psb_before(const uint8_t *data, uint64_t end)
 }
 
 /* The last @last entries: stretches between PSBs, newest first. */
-static int pt_decode_last(const struct bt_capture *cap,
-			  struct bt_image *image, size_t last,
-			  struct bt_brvec *out, uint64_t *start)
+int bt_pt_decode_last(const struct bt_capture *cap, struct bt_image *image,
+		      size_t last, struct bt_brvec *out, uint64_t *start,
+		      uint64_t *end_ts)
 {
 	uint64_t end = cap->size, first_ip = 0;
 	int64_t begin;
 	int err = 0;
 
 	*start = end;
+	*end_ts = 0;
 	while (out->n < last && (begin = psb_before(cap->data, end)) >= 0) {
 		struct bt_brvec older = { 0 };
+		uint64_t ts;
 
 		err = pt_decode_stretch(cap, image, begin, end, &older,
-					&first_ip);
+					&first_ip, &ts);
+		if (!*end_ts)
+			*end_ts = ts;	/* the newest stretch's last time */
 		if (!err)
 			err = brvec_prepend(out, &older);
 		bt_brvec_release(&older);
@@ -858,16 +916,17 @@ int bt_decode_pt(const struct bt_capture *cap,
 	if (!cap->size)
 		return 0;
 	if (opts->last)
-		err = pt_decode_last(cap, opts->image, opts->last, &vec,
-				     &start);
+		err = bt_pt_decode_last(cap, opts->image, opts->last, &vec,
+				     &start, &hist->end_ts);
 	else
-		err = pt_decode_all(cap, opts->image, 0, &vec);
+		err = pt_decode_all(cap, opts->image, 0, &vec, &hist->end_ts);
 	/* A capture cut short says so at its end. */
 	if (!err && cap->status < 0) {
 		struct bt_branch gap = { .kind = BT_BR_GAP,
 					 .gap = BT_GAP_DECODE };
 
 		gap.from = vec.n ? vec.v[vec.n - 1].to : 0;
+		gap.ts = vec.n ? vec.v[vec.n - 1].ts : 0;
 		if (bt_brvec_push(&vec, &gap) < 0)
 			err = bt_fail(bte_nomem, ENOMEM, "branches");
 	}
@@ -881,145 +940,6 @@ int bt_decode_pt(const struct bt_capture *cap,
 	return 0;
 }
 
-/* The instruction history, through libipt's instruction decoder. */
-struct pt_iwalk {
-	bt_insn_fn fn;
-	void *ctx;
-	uint64_t skip;		/* transfers to pass before reporting */
-	uint64_t next_ip;	/* where straight-line flow goes */
-	int transfer;		/* the last instruction always branches */
-	enum pt_insn_class last;	/* its class */
-	int ret;
-};
-
-static int iwalk_gap(struct pt_iwalk *w)
-{
-	w->next_ip = 0;
-	w->transfer = 0;
-	if (w->skip) {
-		w->skip--;
-		return 0;
-	}
-	w->ret = w->fn(0, 1, w->ctx);
-	return w->ret;
-}
-
-static int iwalk_insn(struct pt_iwalk *w, const struct pt_insn *insn)
-{
-	/* Count the entries passed: transfers and jumps in the flow. */
-	if (w->skip && (w->transfer || (w->next_ip && insn->ip != w->next_ip)))
-		w->skip--;
-	w->next_ip = insn->ip + insn->size;
-	w->last = insn->iclass;
-	w->transfer = insn->iclass != ptic_other &&
-		      insn->iclass != ptic_cond_jump &&
-		      insn->iclass != ptic_ptwrite;
-	if (w->skip)
-		return 0;
-	w->ret = w->fn(insn->ip, 0, w->ctx);
-	return w->ret;
-}
-
-static int iwalk_events(struct pt_iwalk *w, struct pt_insn_decoder *dec,
-			int status)
-{
-	while (status >= 0 && (status & pts_event_pending)) {
-		struct pt_event ev;
-
-		status = pt_insn_event(dec, &ev, sizeof(ev));
-		if (status < 0 || ev.status_update)
-			continue;
-		/* Lost trace, or tracing off other than for a syscall. */
-		if ((ev.type == ptev_overflow ||
-		     (ev.type == ptev_disabled && w->last != ptic_far_call)) &&
-		    iwalk_gap(w))
-			return status;
-	}
-	return status;
-}
-
-static int iwalk_resync(struct pt_insn_decoder *dec)
-{
-	uint64_t last = UINT64_MAX, off;
-	int status;
-
-	for (;;) {
-		status = pt_insn_sync_forward(dec);
-		if (status >= 0 || status == -pte_eos || status == -pte_nosync)
-			return status;
-		if (pt_insn_get_sync_offset(dec, &off) < 0 || off == last)
-			return status;
-		last = off;
-	}
-}
-
-/*
- * Past the end of the trace libipt still walks straight-line code and
- * direct branches, up to the next instruction that needs trace: none of
- * that is proven to have run.  Stop where it says pts_eos, as ptxed does
- * (libipt's tests tip-eos, tnt_t-eos, tnt_n-eos, fup-tip-eos).
- */
-static void iwalk_run(struct pt_iwalk *w, struct pt_insn_decoder *dec,
-		      int status)
-{
-	while (!w->ret) {
-		struct pt_insn insn;
-
-		status = iwalk_events(w, dec, status);
-		if (w->ret || (status >= 0 && (status & pts_eos)))
-			return;
-		if (status >= 0) {
-			status = pt_insn_next(dec, &insn, sizeof(insn));
-			if (status >= 0)
-				iwalk_insn(w, &insn);
-			continue;
-		}
-		if (status == -pte_eos || iwalk_gap(w))
-			return;
-		status = iwalk_resync(dec);
-		if (status < 0)
-			return;
-	}
-}
-
-int bt_decode_pt_insns(const struct bt_capture *cap,
-		       const struct bt_decode_opts *opts, bt_insn_fn fn,
-		       void *ctx)
-{
-	struct pt_iwalk w = { .fn = fn, .ctx = ctx };
-	struct pt_insn_decoder *dec;
-	struct bt_brvec vec = { 0 };
-	struct pt_config cfg;
-	uint64_t start = 0;
-	int status, err;
-
-	if (!cap || !opts || !fn || !opts->image)
-		return bt_fail(bte_invalid, 0, "pt instructions need an image");
-	if (!cap->size)
-		return 0;
-	if (opts->last) {
-		err = pt_decode_last(cap, opts->image, opts->last, &vec,
-				     &start);
-		w.skip = vec.n > opts->last ? vec.n - opts->last : 0;
-		bt_brvec_release(&vec);
-		if (err < 0)
-			return err;
-		if (start >= cap->size)
-			return 0;
-	}
-	pt_setup(&cfg, cap, cap->data + cap->size);
-	dec = pt_insn_alloc_decoder(&cfg);
-	if (!dec)
-		return bt_fail(bte_nomem, ENOMEM, "pt decoder");
-	err = pt_insn_set_image(dec, bt_image_pt(opts->image));
-	status = opts->last ? pt_insn_sync_set(dec, start)
-			    : pt_insn_sync_forward(dec);
-	if (err >= 0 && status >= 0)
-		iwalk_run(&w, dec, status);
-	pt_insn_free_decoder(dec);
-	return 0;
-}
-
 int bt_decode_pt_full(const struct bt_capture *cap,
 		      const struct bt_decode_opts *opts, struct bt_history *hist)
 {
@@ -1028,7 +948,8 @@ int bt_decode_pt_full(const struct bt_capture *cap,
 
 	if (!cap || !opts || !hist || !opts->image)
 		return bt_fail(bte_invalid, 0, "bt_decode_pt_full");
-	err = pt_decode_all(cap, opts->image, opts->last, &vec);
+	err = pt_decode_all(cap, opts->image, opts->last, &vec,
+			    &hist->end_ts);
 	if (err < 0) {
 		bt_brvec_release(&vec);
 		return err;

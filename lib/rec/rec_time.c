@@ -5,9 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
-#include <x86intrin.h>
 
 #include "rec/rec_ring.h"
 #include "rec/rec_time.h"
@@ -16,31 +14,6 @@
 
 #define CALIBRATE_NS	2000000ull	/* the first measured rate's span */
 #define REFINE_NS	50000000ull	/* a newer pair at most this often */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* A (TSC, CLOCK_MONOTONIC) pair: the tightest of a few reads. */
-static void pair(uint64_t *tsc, uint64_t *ns)
-{
-	uint64_t best = ~0ull;
-	int i;
-
-	for (i = 0; i < 5; i++) {
-		uint64_t a = __rdtsc(), m = mono_ns(), b = __rdtsc();
-
-		if (b - a < best) {
-			best = b - a;
-			*tsc = a + (b - a) / 2;
-			*ns = m;
-		}
-	}
-}
 
 /* The kernel's TSC rate from a perf event's page; 0 where it has none. */
 static double kernel_rate(void)
@@ -74,14 +47,14 @@ static void clock_init(struct rc_clock *c)
 {
 	uint64_t t, n;
 
-	pair(&c->tsc0, &c->ns0);
+	bt_clock_tsc_pair(&c->tsc0, &c->ns0);
 	c->ns_per_tick = kernel_rate();
 	c->kernel_rate = c->ns_per_tick > 0;
 	c->tsc1 = c->tsc0;
 	c->ns1 = c->ns0;
 	if (!c->kernel_rate) {
 		do
-			pair(&t, &n);
+			bt_clock_tsc_pair(&t, &n);
 		while (n - c->ns0 < CALIBRATE_NS);
 		c->ns_per_tick = t > c->tsc0 ? (double)(n - c->ns0) /
 						       (double)(t - c->tsc0)
@@ -105,8 +78,8 @@ uint64_t rc_clock_ns(struct rc_clock *c, uint64_t tsc)
 
 	if (!c->ready)
 		clock_init(c);
-	if (mono_ns() - c->ns1 >= REFINE_NS) {
-		pair(&c->tsc1, &c->ns1);
+	if (bt_clock_ns() - c->ns1 >= REFINE_NS) {
+		bt_clock_tsc_pair(&c->tsc1, &c->ns1);
 		if (!c->kernel_rate && c->tsc1 > c->tsc0)
 			c->ns_per_tick = (double)(c->ns1 - c->ns0) /
 					 (double)(c->tsc1 - c->tsc0);

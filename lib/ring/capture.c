@@ -14,6 +14,19 @@ void bt_capture_release(struct bt_capture *cap)
 	cap->size = 0;
 }
 
+uint64_t bt_tsc_conv_ns(const struct bt_tsc_conv *conv, uint64_t tsc)
+{
+	uint64_t quot, rem, ns;
+
+	if (!conv->time_mult || conv->time_shift > 63)
+		return 0;
+	quot = tsc >> conv->time_shift;
+	rem = tsc & ((1ull << conv->time_shift) - 1);
+	ns = conv->time_zero + quot * conv->time_mult +
+	     ((rem * conv->time_mult) >> conv->time_shift);
+	return ns + (uint64_t)conv->mono_offset;
+}
+
 const char *bt_format_name(int format)
 {
 	static const char *const names[BT_FMT_MAX] = {

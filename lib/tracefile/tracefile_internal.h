@@ -20,12 +20,14 @@ extern const uint8_t bt_trace_magic[8];
 #define BT_TRACE_STR_NULL 0xffffffffu
 
 #define BT_TRACE_VERSION_MAJOR 1
-#define BT_TRACE_VERSION_MINOR 2	/* 2: soft captures may hold BT_REC_TIME */
+#define BT_TRACE_VERSION_MINOR 3	/* 2: soft captures may hold BT_REC_TIME;
+					   3: PT's TSC conversion per thread */
 
 /* Thread data is checksummed per chunk of this many bytes (1.1). */
 #define BT_TRACE_CHUNK 65536u
 /* The thread section's fields before the data, data size included. */
 #define THREAD_FIELDS 60
+#define PT_TIME_FIELDS 24	/* 1.3: struct bt_tsc_conv, then its CRC */
 
 enum bt_sec_type {
 	BT_SEC_END = 1,

@@ -340,6 +340,37 @@ static uint64_t dec_capture_fields(struct bt_capture *c, struct rbuf *r)
 	return rb_u64(r);
 }
 
+/* The chunk table, passed over where nothing is mapped to check lazily. */
+static int skip_chunks(struct rbuf *r, const struct bt_capture *c)
+{
+	uint32_t chunk, n;
+
+	if (r->len - r->off < 16)
+		return 0;	/* 1.0: none */
+	chunk = rb_u32(r);
+	n = rb_u32(r);
+	if (!chunk || n != (c->size + chunk - 1) / chunk)
+		return -1;
+	rb_take(r, (size_t)n * 4 + 8);
+	return r->err ? -1 : 0;
+}
+
+/* PT's TSC conversion (1.3); files before it have none: untimed. */
+static int dec_pt_time(struct rbuf *r, struct bt_tsc_conv *t)
+{
+	const uint8_t *at = r->p + r->off;
+
+	memset(t, 0, sizeof(*t));
+	if (r->len - r->off < PT_TIME_FIELDS + 4)
+		return 0;
+	t->time_zero = rb_u64(r);
+	t->time_mult = rb_u32(r);
+	t->time_shift = rb_u16(r);
+	rb_u16(r);
+	t->mono_offset = (int64_t)rb_u64(r);
+	return crc_ok(rb_u32(r), at, PT_TIME_FIELDS) ? 0 : -1;
+}
+
 static int dec_thread(struct parser *ps, struct rbuf *r)
 {
 	struct bt_trace *t = ps->t;
@@ -358,9 +389,9 @@ static int dec_thread(struct parser *ps, struct rbuf *r)
 		return -1;
 	c->size = size;
 	t->nthreads++;
-	if (ps->map)
-		return dec_chunks(ps, r, c);
-	return 0;
+	if ((ps->map ? dec_chunks(ps, r, c) : skip_chunks(r, c)) < 0)
+		return -1;
+	return dec_pt_time(r, &c->pt_time);
 }
 
 /* A fault a handler took (format 1.1 and on; older readers skip it). */
@@ -386,6 +417,8 @@ static int dec_fault(struct parser *ps, struct rbuf *r)
 		return -1;
 	f->cap.size = size;
 	t->nfaults++;
+	if (dec_pt_time(r, &f->cap.pt_time) < 0)
+		return -1;
 	return 0;
 }
 

@@ -264,11 +264,29 @@ static void enc_capture(struct wbuf *b, const struct bt_capture *c)
 	wb_bytes(b, c->data, c->size);
 }
 
+/*
+ * PT's TSC conversion (1.3), after what readers of 1.2 and before read:
+ * they ignore a section's bytes past the fields they know.  Its own CRC:
+ * a mapped thread's section CRC is not checked (its chunks are).
+ */
+static void enc_pt_time(struct wbuf *b, const struct bt_tsc_conv *t)
+{
+	size_t at = b->len;
+
+	wb_u64(b, t->time_zero);
+	wb_u32(b, t->time_mult);
+	wb_u16(b, t->time_shift);
+	wb_u16(b, 0);
+	wb_u64(b, (uint64_t)t->mono_offset);
+	wb_u32(b, b->err ? 0 : bt_crc32(0, b->p + at, PT_TIME_FIELDS));
+}
+
 static void enc_thread(struct wbuf *b, const struct bt_capture *c)
 {
 	sec_begin(b, BT_SEC_THREAD, 0);
 	enc_capture(b, c);
 	enc_chunks(b, c);
+	enc_pt_time(b, &c->pt_time);
 	sec_end(b);
 }
 
@@ -280,6 +298,7 @@ static void enc_fault(struct wbuf *b, const struct bt_fault *f)
 	wb_u64(b, f->after);
 	wb_u64(b, f->count);
 	enc_capture(b, &f->cap);
+	enc_pt_time(b, &f->cap.pt_time);
 	sec_end(b);
 }
 

@@ -14,6 +14,7 @@
  * shows between them, not spread over the stops before.
  */
 #include <time.h>
+#include <x86intrin.h>
 
 #include "btrace/ring.h"
 #include "tracer/tracer.h"
@@ -68,4 +69,21 @@ void bt_thread_time_stop_every(struct bt_thread *th, uint32_t ninsn,
 		bt_thread_time(th, th->stop_ns, ninsn, 0);
 	else
 		th->owed_ns = th->stop_ns;
+}
+
+void bt_clock_tsc_pair(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t best = ~0ull;
+	int i;
+
+	/* The read with the least TSC time around it pins CLOCK_MONOTONIC. */
+	for (i = 0; i < 5; i++) {
+		uint64_t a = __rdtsc(), m = bt_clock_ns(), b = __rdtsc();
+
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ns = m;
+		}
+	}
 }

@@ -178,6 +178,13 @@ int bt_thread_gap(struct bt_thread *th, uint64_t from, uint64_t to,
 uint64_t bt_clock_ns(void);
 
 /*
+ * clock.c: a (TSC, CLOCK_MONOTONIC ns) pair read together, the tightest
+ * of a few reads: how TSC values (the recorder's, PT's) are tied to the
+ * history's clock.
+ */
+void bt_clock_tsc_pair(uint64_t *tsc, uint64_t *ns);
+
+/*
  * Append a BT_REC_TIME to @th's ring: it was @ns (CLOCK_MONOTONIC)
  * @ninsn instructions after its last branch record.  Returns 0, or what
  * bt_ring_write() returns.

@@ -13,6 +13,7 @@
 #include "btrace/btrace.h"
 #include "internal.h"
 #include "backend/perf/perf.h"
+#include "tracer/tracer.h"
 
 static char dir[64];
 
@@ -57,6 +58,14 @@ static int setup(void **state)
 	return 0;
 }
 
+static void unlink_in(const char *file)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	unlink(path);
+}
+
 static int teardown(void **state)
 {
 	char cmd[128];
@@ -99,6 +108,7 @@ static void format_parse_null(void **state)
 static void term_set(void **state)
 {
 	struct perf_event_attr attr;
+	uint64_t v;
 
 	memset(&attr, 0, sizeof(attr));
 	assert_int_equal(bt_pmu_term_set(dir, "pt", 1, &attr), 0);
@@ -113,6 +123,12 @@ static void term_set(void **state)
 	assert_int_equal(attr.config1, 0xd);
 	assert_int_equal(bt_pmu_term_set(dir, "wide", ~0ull, &attr), 0);
 	assert_int_equal(attr.config2, ~0ull);
+	/* and read back */
+	assert_int_equal(bt_pmu_term_get(dir, "split", &attr, &v), 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(bt_pmu_term_get(dir, "psb_period", &attr, &v), 0);
+	assert_int_equal(v, 2);
+	assert_int_equal(bt_pmu_term_get(dir, "nope", &attr, &v), -bte_noent);
 }
 
 static void term_set_null(void **state)
@@ -153,18 +169,88 @@ static void pt_attr(void **state)
 	assert_int_equal(attr.size, sizeof(attr));
 	assert_true(attr.exclude_kernel && attr.exclude_hv);
 	assert_false(attr.inherit);
-	/* pt, branch, psb_period 1 (4 KiB: bit 1 of psb_periods 0x3f) */
-	assert_int_equal(attr.config, 1 | 1 << 13 | 1 << 24);
+	/* pt, branch, tsc, psb_period 1 (4 KiB: bit 1 of psb_periods 0x3f);
+	 * no MTC: the PMU lists no mtc_period */
+	assert_int_equal(attr.config, 1 | 1 << 13 | 1 << 10 | 1 << 24);
 	/* only 8K and more on offer: the densest of them */
 	put("caps/psb_periods", "3c\n");
 	assert_int_equal(bt_pt_attr_init(&attr, dir), 0);
-	assert_int_equal(attr.config, 1 | 1 << 13 | 2 << 24);
+	assert_int_equal(attr.config, 1 | 1 << 13 | 1 << 10 | 2 << 24);
 	/* no configurable period: the term is left alone */
 	put("caps/psb_cyc", "0\n");
 	assert_int_equal(bt_pt_attr_init(&attr, dir), 0);
-	assert_int_equal(attr.config, 1 | 1 << 13);
+	assert_int_equal(attr.config, 1 | 1 << 13 | 1 << 10);
 	put("caps/psb_cyc", "1\n");
 	put("caps/psb_periods", "3f\n");
+}
+
+/*
+ * Timing: TSC, MTC at the period nearest perf's 3 that caps/mtc_periods
+ * offers, never CYC; libipt's MTC frequency read back from the config.
+ */
+static void pt_attr_mtc(void **state)
+{
+	struct perf_event_attr attr;
+	const uint64_t base = 1 | 1 << 13 | 1 << 10 | 1 << 24;
+
+	put("format/mtc_period", "config:14-17\n");
+	put("caps/mtc", "1\n");
+	put("caps/mtc_periods", "249\n");	/* 0, 3, 6, 9 */
+	assert_int_equal(bt_pt_attr_init(&attr, dir), 0);
+	assert_int_equal(attr.config, base | 1 << 9 | 3 << 14);
+	assert_int_equal(bt_pt_mtc_freq(dir, attr.config), 3);
+	put("caps/mtc_periods", "c0\n");	/* 6, 7 */
+	assert_int_equal(bt_pt_attr_init(&attr, dir), 0);
+	assert_int_equal(attr.config, base | 1 << 9 | 6 << 14);
+	assert_int_equal(bt_pt_mtc_freq(dir, attr.config), 6);
+	put("caps/mtc_periods", "2\n");	/* 1 */
+	assert_int_equal(bt_pt_attr_init(&attr, dir), 0);
+	assert_int_equal(bt_pt_mtc_freq(dir, attr.config), 1);
+	/* a CPU without MTC: off, and libipt is told so */
+	put("caps/mtc", "0\n");
+	assert_int_equal(bt_pt_attr_init(&attr, dir), 0);
+	assert_int_equal(attr.config, base);
+	assert_int_equal(bt_pt_mtc_freq(dir, attr.config | 5 << 14), 0);
+	unlink_in("format/mtc_period");
+	unlink_in("caps/mtc");
+	unlink_in("caps/mtc_periods");
+	assert_int_equal(bt_pt_mtc_freq(dir, 1 << 9 | 3 << 14), 0);
+}
+
+/*
+ * perf's conversion from a control page, and CLOCK_MONOTONIC's offset
+ * from it: bounded by pairs read before and after, whatever the load.
+ */
+static void tsc_conv(void **state)
+{
+	struct perf_event_mmap_page pg;
+	struct bt_tsc_conv conv, zero;
+	uint64_t t1, n1, t2, n2;
+
+	memset(&pg, 0, sizeof(pg));
+	pg.cap_user_time_zero = 1;
+	pg.time_zero = 123456789;
+	pg.time_mult = 0x2aaaaaab;
+	pg.time_shift = 30;
+	bt_clock_tsc_pair(&t1, &n1);
+	bt_perf_tsc_conv(&pg, &conv);
+	bt_clock_tsc_pair(&t2, &n2);
+	assert_int_equal(conv.time_zero, 123456789);
+	assert_int_equal(conv.time_mult, 0x2aaaaaab);
+	assert_int_equal(conv.time_shift, 30);
+	zero = conv;
+	zero.mono_offset = 0;
+	assert_true(conv.mono_offset >=
+		    (int64_t)(n1 - bt_tsc_conv_ns(&zero, t2)));
+	assert_true(conv.mono_offset <=
+		    (int64_t)(n2 - bt_tsc_conv_ns(&zero, t1)));
+	/* no user time from the kernel: no conversion at all */
+	pg.cap_user_time_zero = 0;
+	bt_perf_tsc_conv(&pg, &conv);
+	memset(&zero, 0, sizeof(zero));
+	assert_memory_equal(&conv, &zero, sizeof(conv));
+	bt_perf_tsc_conv(NULL, &conv);
+	assert_int_equal(conv.time_mult, 0);
 }
 
 static void pt_attr_null(void **state)
@@ -201,7 +287,9 @@ static void pt_params(void **state)
 	assert_int_equal(cap.cpu.vendor, cpu.vendor);
 	assert_int_equal(cap.cpu.family, cpu.family);
 	assert_int_equal(cap.cpu.model, cpu.model);
-	assert_int_equal(cap.pt_mtc_freq, 0);
+	/* MTC as this host's PMU has it: none here, without intel_pt */
+	assert_int_equal(cap.pt_mtc_freq,
+			 bt_pt_mtc_freq(BT_PT_PMU_DIR, 0x2001));
 }
 
 /* The real sysfs of this host: the software PMU is type 1 everywhere. */
@@ -221,6 +309,8 @@ int main(void)
 		cmocka_unit_test(pmu_type_real),
 		cmocka_unit_test(pt_attr),
 		cmocka_unit_test(pt_attr_null),
+		cmocka_unit_test(pt_attr_mtc),
+		cmocka_unit_test(tsc_conv),
 		cmocka_unit_test(bts_attr),
 		cmocka_unit_test(pt_params),
 	};

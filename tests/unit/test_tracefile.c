@@ -68,6 +68,10 @@ static struct bt_trace *sample(unsigned int seed)
 		c->pt_nom_freq = 0x22;
 		c->pt_cpuid_15_eax = 2;
 		c->pt_cpuid_15_ebx = 0x11c;
+		if (i)
+			c->pt_time = (struct bt_tsc_conv){ 0x123456789ull,
+							   0x8aaaaaab, 31,
+							   -77777 };
 	}
 	t->ncode = 2;
 	t->code = calloc(2, sizeof(*t->code));
@@ -88,6 +92,7 @@ static struct bt_trace *sample(unsigned int seed)
 	t->fault[0].cap.format = BT_FMT_SOFT;
 	t->fault[0].cap.tid = 4243;
 	t->fault[0].cap.lost = 3;
+	t->fault[0].cap.pt_time = (struct bt_tsc_conv){ 5, 3, 1, 42 };
 	t->fault[0].cap.size = 64 + rand() % 50;
 	t->fault[0].cap.data = malloc(t->fault[0].cap.size);
 	for (j = 0; j < t->fault[0].cap.size; j++)
@@ -107,6 +112,15 @@ static void assert_str_equal(const char *a, const char *b)
 		assert_string_equal(a, b);
 	else
 		assert_ptr_equal(a, b);
+}
+
+static void assert_tsc_conv_equal(const struct bt_tsc_conv *a,
+				  const struct bt_tsc_conv *b)
+{
+	assert_int_equal(a->time_zero, b->time_zero);
+	assert_int_equal(a->time_mult, b->time_mult);
+	assert_int_equal(a->time_shift, b->time_shift);
+	assert_int_equal(a->mono_offset, b->mono_offset);
 }
 
 static void assert_trace_equal(const struct bt_trace *a,
@@ -147,6 +161,7 @@ static void assert_trace_equal(const struct bt_trace *a,
 		assert_int_equal(x->pt_nom_freq, y->pt_nom_freq);
 		assert_int_equal(x->pt_cpuid_15_eax, y->pt_cpuid_15_eax);
 		assert_int_equal(x->pt_cpuid_15_ebx, y->pt_cpuid_15_ebx);
+		assert_tsc_conv_equal(&x->pt_time, &y->pt_time);
 		assert_int_equal(x->size, y->size);
 		assert_memory_equal(x->data, y->data, x->size);
 	}
@@ -160,6 +175,7 @@ static void assert_trace_equal(const struct bt_trace *a,
 		assert_int_equal(x->cap.format, y->cap.format);
 		assert_int_equal(x->cap.tid, y->cap.tid);
 		assert_int_equal(x->cap.lost, y->cap.lost);
+		assert_tsc_conv_equal(&x->cap.pt_time, &y->cap.pt_time);
 		assert_int_equal(x->cap.size, y->cap.size);
 		assert_memory_equal(x->cap.data, y->cap.data, x->cap.size);
 	}
@@ -450,6 +466,66 @@ static void time_records(void **state)
 	free(buf);
 }
 
+/*
+ * @buf as btrace wrote format 1.2: the thread and fault sections without
+ * the PT time fields and their CRC (the last 28 bytes of each).
+ */
+static size_t as_1_2(uint8_t *buf, size_t len)
+{
+	size_t in = BT_TRACE_HDR_SIZE, out = in;
+	uint32_t v;
+
+	while (in < len) {
+		uint32_t type = le32toh(*(uint32_t *)(buf + in));
+		uint64_t n = le64toh(*(uint64_t *)(buf + in + 8)), pad;
+
+		memmove(buf + out, buf + in, BT_TRACE_SEC_HDR_SIZE + n);
+		in += BT_TRACE_SEC_HDR_SIZE + n + (8 - n % 8) % 8;
+		if (type == BT_SEC_THREAD || type == BT_SEC_FAULT) {
+			n -= PT_TIME_FIELDS + 4;
+			*(uint64_t *)(buf + out + 8) = htole64(n);
+		}
+		v = htole32(bt_crc32(0, buf + out + BT_TRACE_SEC_HDR_SIZE, n));
+		memcpy(buf + out + 16, &v, 4);
+		v = htole32(bt_crc32(0, buf + out, 20));
+		memcpy(buf + out + 20, &v, 4);
+		out += BT_TRACE_SEC_HDR_SIZE + n;
+		pad = (8 - n % 8) % 8;
+		memset(buf + out, 0, pad);
+		out += pad;
+	}
+	buf[10] = 2;
+	v = htole32(bt_crc32(0, buf, 28));
+	memcpy(buf + 28, &v, 4);
+	return out;
+}
+
+/* PT's TSC conversion is kept (1.3); a file of 1.2 loads, untimed. */
+static void pt_time_fields(void **state)
+{
+	struct bt_trace *t = sample(10), *u;
+	struct bt_tsc_conv none = { 0 };
+	uint8_t *buf;
+	size_t len;
+
+	encode(t, &buf, &len);
+	assert_int_equal(buf[10], 3);
+	assert_int_equal(bt_trace_parse(&u, buf, len), 0);
+	assert_trace_equal(t, u);
+	bt_trace_free(u);
+
+	len = as_1_2(buf, len);
+	assert_int_equal(bt_trace_parse(&u, buf, len), 0);
+	assert_tsc_conv_equal(&u->thread[1].pt_time, &none);
+	assert_tsc_conv_equal(&u->fault[0].cap.pt_time, &none);
+	t->thread[1].pt_time = none;
+	t->fault[0].cap.pt_time = none;
+	assert_trace_equal(t, u);
+	bt_trace_free(u);
+	bt_trace_free(t);
+	free(buf);
+}
+
 static void write_read(void **state)
 {
 	char dir[] = "/tmp/test_tracefile.XXXXXX", path[64];
@@ -549,6 +625,12 @@ static void map_check(void **state)
 	assert_non_null(strstr(bt_errdetail(), "data bytes 0..65536"));
 	bt_trace_free(u);
 	flip_byte(path, off + 10);
+
+	/* PT's time fields after the chunk table (6 chunks): their CRC. */
+	flip_byte(path, off + c->size + 16 + 6 * 4 + 8);
+	assert_int_equal(bt_trace_map(&u, path), -bte_corrupt);
+	assert_null(u);
+	flip_byte(path, off + c->size + 16 + 6 * 4 + 8);
 
 	/* The fields before the data are checked at once. */
 	flip_byte(path, off - THREAD_FIELDS + 4);
@@ -665,6 +747,7 @@ int main(void)
 		cmocka_unit_test(parse_unknown_section),
 		cmocka_unit_test(parse_newer_version),
 		cmocka_unit_test(time_records),
+		cmocka_unit_test(pt_time_fields),
 		cmocka_unit_test(write_read),
 		cmocka_unit_test(map_check),
 		cmocka_unit_test(symbol),

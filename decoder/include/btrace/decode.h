@@ -38,9 +38,10 @@ struct bt_history {
 	uint64_t data_begin;
 	/*
 	 * Time (ns of CLOCK_MONOTONIC) at the end of the history: the
-	 * capture's last time record, where the thread stopped; 0 when the
-	 * capture carries no time (BTS, files of btrace before 0.2's trace
-	 * format 1.2), and then every branch's ts is 0 too.
+	 * capture's last time record, where the thread stopped (PT: its last
+	 * timing packet); 0 when the capture carries no time (BTS, files of
+	 * btrace before 0.2's trace format 1.2, PT before 1.3 or without
+	 * perf's TSC conversion), and then every branch's ts is 0 too.
 	 */
 	uint64_t end_ts;
 };

@@ -166,12 +166,9 @@ int bt_pt_attr_init(struct perf_event_attr *attr, const char *pmu_dir)
 	ret = bt_pmu_term_set(pmu_dir, "branch", 1, attr);
 	if (ret && ret != -bte_noent)
 		return ret;
-	/* Optional terms: compressed returns and no timing packets are the
-	 * hardware defaults the decoder handles; keep the stream small. */
+	/* Optional terms: compressed returns keep the stream small. */
 	bt_pmu_term_set(pmu_dir, "noretcomp", 0, attr);
-	bt_pmu_term_set(pmu_dir, "tsc", 0, attr);
-	bt_pmu_term_set(pmu_dir, "mtc", 0, attr);
-	bt_pmu_term_set(pmu_dir, "cyc", 0, attr);
+	bt_pt_attr_time(attr, pmu_dir);
 	if (!pt_psb_period(pmu_dir, &period))
 		bt_pmu_term_set(pmu_dir, "psb_period", period, attr);
 	return 0;

@@ -141,6 +141,13 @@ int bt_pmu_term_set(const char *pmu_dir, const char *term, uint64_t value,
 		    struct perf_event_attr *attr);
 
 /*
+ * The value of format term @term in @attr (the inverse of
+ * bt_pmu_term_set).  Returns 0, -bte_noent or -bte_format as it does.
+ */
+int bt_pmu_term_get(const char *pmu_dir, const char *term,
+		    const struct perf_event_attr *attr, uint64_t *value);
+
+/*
  * Parse one format string into the field it lives in (0 config, 1
  * config1, 2 config2) and the mask of its bits in that field.
  * Returns 0 or -bte_format.
@@ -201,14 +208,33 @@ void bt_perf_event_release(struct bt_perf_event *ev);
  * Attributes of the hardware backends' events, per thread, user space
  * only, created enabled.  PT: the intel_pt PMU at @pmu_dir with branch
  * tracing, return compression, the densest PSB period the caps allow up
- * to 4 KiB, no timing packets.  BTS: PERF_TYPE_HARDWARE branch
+ * to 4 KiB, and time: TSC packets, and MTC packets at the period nearest
+ * perf's default (2^3 crystal clock ticks) where caps/mtc says the CPU
+ * has them; no CYC (see perf.c).  BTS: PERF_TYPE_HARDWARE branch
  * instructions with period 1, sample_type IP|ADDR.
  * Returns 0 or a negative bt_error (PT: PMU or format terms missing).
  */
 int bt_pt_attr_init(struct perf_event_attr *attr, const char *pmu_dir);
+/* The timing terms of that (perf_time.c); terms the PMU lacks are skipped. */
+void bt_pt_attr_time(struct perf_event_attr *attr, const char *pmu_dir);
 void bt_bts_attr_init(struct perf_event_attr *attr);
 
 #define BT_PT_PMU_DIR BT_PMU_DIR "/intel_pt"
+
+/*
+ * The MTC frequency libipt needs (IA32_RTIT_CTL.MTCFreq) of a PT event
+ * with attr.config @config: its mtc_period term, 0 where MTC is off or
+ * the PMU has no such terms.
+ */
+uint8_t bt_pt_mtc_freq(const char *pmu_dir, uint64_t config);
+
+/*
+ * Perf's TSC conversion from the control page @pg (read under its
+ * seqlock), and the offset from perf's clock to CLOCK_MONOTONIC now:
+ * all zero where the kernel does not offer it (cap_user_time_zero 0).
+ */
+void bt_perf_tsc_conv(const struct perf_event_mmap_page *pg,
+		      struct bt_tsc_conv *conv);
 
 /*
  * One traced thread's hardware trace: its event, how to read it, and the
@@ -256,7 +282,10 @@ void bt_perf_thread_close(struct bt_perf_thread *pth);
 /* Close if still open and free the saved capture; accepts NULL. */
 void bt_perf_thread_release(struct bt_perf_thread *pth);
 
-/* PT decoder parameters of this host into @cap (cpu, cpuid 0x15, ratio). */
+/*
+ * PT decoder parameters of this host into @cap (cpu, cpuid 0x15, ratio,
+ * the MTC frequency of @config); the time conversion is the event's.
+ */
 void bt_perf_pt_params(struct bt_capture *cap, uint64_t config);
 
 /* The page size, and whether @n is a power of two. */

@@ -145,20 +145,52 @@ static int deposit(uint64_t value, uint64_t mask, uint64_t *out)
 	return 0;
 }
 
+/* The config field and mask of @term in @pmu_dir's format/. */
+static int term_find(const char *pmu_dir, const char *term, int *field,
+		     uint64_t *mask, char *buf, size_t size)
+{
+	char file[128];
+	int ret;
+
+	snprintf(file, sizeof(file), "format/%s", term);
+	ret = read_line(pmu_dir, file, buf, size);
+	if (ret)
+		return ret == -bte_nomem ? ret : -bte_noent;
+	if (bt_pmu_format_parse(buf, field, mask))
+		return bt_fail(bte_format, 0, "%s/%s: '%s'", pmu_dir, file, buf);
+	return 0;
+}
+
+int bt_pmu_term_get(const char *pmu_dir, const char *term,
+		    const struct perf_event_attr *attr, uint64_t *value)
+{
+	char buf[128];
+	uint64_t mask, src;
+	int field, ret, i, n = 0;
+
+	ret = term_find(pmu_dir, term, &field, &mask, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	src = field == 0 ? attr->config :
+	      field == 1 ? attr->config1 : attr->config2;
+	*value = 0;
+	for (i = 0; i < 64; i++)	/* the inverse of deposit() */
+		if (mask & (1ull << i))
+			*value |= ((src >> i) & 1) << n++;
+	return 0;
+}
+
 int bt_pmu_term_set(const char *pmu_dir, const char *term, uint64_t value,
 		    struct perf_event_attr *attr)
 {
-	char file[128], buf[128];
+	char buf[128];
 	uint64_t mask, cur;
 	__u64 *dst;
 	int field, ret;
 
-	snprintf(file, sizeof(file), "format/%s", term);
-	ret = read_line(pmu_dir, file, buf, sizeof(buf));
+	ret = term_find(pmu_dir, term, &field, &mask, buf, sizeof(buf));
 	if (ret)
-		return ret == -bte_nomem ? ret : -bte_noent;
-	if (bt_pmu_format_parse(buf, &field, &mask))
-		return bt_fail(bte_format, 0, "%s/%s: '%s'", pmu_dir, file, buf);
+		return ret;
 	dst = field == 0 ? &attr->config :
 	      field == 1 ? &attr->config1 : &attr->config2;
 	cur = *dst;

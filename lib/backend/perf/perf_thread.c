@@ -68,7 +68,7 @@ void bt_perf_pt_params(struct bt_capture *cap, uint64_t config)
 
 	bt_cpu_read(&cap->cpu);
 	cap->pt_config = config;
-	cap->pt_mtc_freq = 0;	/* MTC is left off (bt_pt_attr_init) */
+	cap->pt_mtc_freq = bt_pt_mtc_freq(BT_PT_PMU_DIR, config);
 	if (!bt_pmu_read_u64(BT_PT_PMU_DIR, "max_nonturbo_ratio", &ratio))
 		cap->pt_nom_freq = (uint32_t)ratio;
 	if (__get_cpuid_max(0, NULL) >= 0x15) {
@@ -101,10 +101,12 @@ int bt_perf_thread_capture(struct bt_perf_thread *pth, struct bt_capture *cap)
 	cap->size = r.size;
 	cap->lost = r.lost;
 	cap->status = r.status;
-	if (pth->mode == BT_PERF_AUX)
+	if (pth->mode == BT_PERF_AUX) {
 		bt_perf_pt_params(cap, pth->config);
-	else
-		bt_cpu_read(&cap->cpu);
+		bt_perf_tsc_conv(pth->ev.layout.page, &cap->pt_time);
+	} else {
+		bt_cpu_read(&cap->cpu);	/* BTS carries no time */
+	}
 	return 0;
 }
 

@@ -31,6 +31,21 @@ struct bt_cpu {
 	uint16_t family;
 };
 
+/*
+ * A TSC value into ns of CLOCK_MONOTONIC: perf's conversion into its own
+ * clock, as a perf mmap's control page gives it (time_zero, time_mult,
+ * time_shift, valid where cap_user_time_zero is set: perf_event_open(2)),
+ * plus how far CLOCK_MONOTONIC was ahead of perf's clock when the capture
+ * was taken (the two run at one rate but from different origins).
+ * time_mult 0: no conversion (no PT timing, older trace files).
+ */
+struct bt_tsc_conv {
+	uint64_t time_zero;
+	uint32_t time_mult;
+	uint16_t time_shift;
+	int64_t mono_offset;
+};
+
 struct bt_capture {
 	int format;		/* enum bt_format */
 	pid_t tid;
@@ -42,6 +57,8 @@ struct bt_capture {
 	/* PT only: the perf attr config used, for the decoder's setup. */
 	uint64_t pt_config;
 	uint32_t pt_mtc_freq, pt_nom_freq, pt_cpuid_15_eax, pt_cpuid_15_ebx;
+	/* PT only: its TSC and MTC packets' time in ns (trace format 1.3). */
+	struct bt_tsc_conv pt_time;
 };
 
 /*
@@ -55,6 +72,13 @@ void bt_capture_release(struct bt_capture *cap);
  * "perf-bts", "pt", "none".  Never fails: "?" for out of range.
  */
 const char *bt_format_name(int format);
+
+/*
+ * @tsc in ns of CLOCK_MONOTONIC through @conv, perf's formula (quotient
+ * and remainder by 2^time_shift, so that no product overflows); 0 if
+ * @conv has no conversion.  Never fails.
+ */
+uint64_t bt_tsc_conv_ns(const struct bt_tsc_conv *conv, uint64_t tsc);
 
 /* Fill @cpu with the CPU this runs on, from CPUID.  Never fails. */
 void bt_cpu_read(struct bt_cpu *cpu);

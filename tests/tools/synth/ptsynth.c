@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Synthesized traces: generated code, a random walk over it, and the PT and
- * BTS streams of that walk.  See ptsynth.h.
+ * Synthesized traces: generated code, a random walk over it, and the PT
+ * stream of that walk (BTS: btssynth.c).  See ptsynth.h.
  */
 #include <intel-pt.h>
-#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -535,6 +534,7 @@ struct enc {
 	uint8_t scratch[64];
 	struct ps_stream *out;
 	uint64_t s, last_ip, tnt;
+	uint64_t pos, tnt_pos;	/* instructions run; at the TNT's first bit */
 	int ntnt, tnt_max;
 	uint64_t ret[64];	/* libipt's return stack, mirrored */
 	int rtop, rcount;
@@ -618,12 +618,28 @@ static int emit_full_ip(struct enc *e, enum pt_packet_type type, uint64_t ip)
 	return emit(e, &pkt);
 }
 
+/* A TSC with the time of instruction @pos, when the stream has time. */
+static int emit_time(struct enc *e, uint64_t pos)
+{
+	struct pt_packet pkt;
+
+	if (!e->o->tsc_per_insn)
+		return 0;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_tsc;
+	pkt.payload.tsc.tsc = e->o->tsc0 + pos * e->o->tsc_per_insn;
+	e->out->time_pos = pos;
+	return emit(e, &pkt);
+}
+
 static int flush_tnt(struct enc *e)
 {
 	struct pt_packet pkt;
 
 	if (!e->ntnt)
 		return 0;
+	if (emit_time(e, e->tnt_pos) < 0)
+		return -1;
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = e->ntnt <= 6 && rndn(&e->s, 4) ? ppt_tnt_8 : ppt_tnt_64;
 	pkt.payload.tnt.bit_size = e->ntnt;
@@ -637,6 +653,8 @@ static int flush_tnt(struct enc *e)
 
 static int add_tnt(struct enc *e, int taken)
 {
+	if (!e->ntnt)
+		e->tnt_pos = e->pos;
 	e->tnt = e->tnt << 1 | !!taken;	/* oldest in the top bit */
 	if (++e->ntnt == e->tnt_max)
 		return flush_tnt(e);
@@ -648,6 +666,8 @@ static int emit_ip_flush(struct enc *e, enum pt_packet_type type, uint64_t ip,
 			 int suppressed)
 {
 	if (flush_tnt(e) < 0)
+		return -1;
+	if (type == ppt_tip && emit_time(e, e->pos) < 0)
 		return -1;
 	return emit_ip(e, type, ip, suppressed);
 }
@@ -681,7 +701,7 @@ static int psb(struct enc *e, uint64_t ip, size_t next_branch)
 	e->psb_at = e->out->size;
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = ppt_psb;
-	if (emit(e, &pkt) < 0)
+	if (emit(e, &pkt) < 0 || emit_time(e, e->pos) < 0)
 		return -1;
 	ret_clear(e);
 	if (emit_full_ip(e, ppt_fup, ip) < 0)
@@ -724,6 +744,7 @@ static int run_to(struct enc *e, ps_insn_fn insn, void *ctx, uint64_t ip,
 
 		if (insn(ctx, ip, &len, &cls, &target) < 0 || ++steps > 1000000)
 			return -1;
+		e->pos++;
 		if (cls == PS_COND) {
 			if (add_tnt(e, 0) < 0)
 				return -1;
@@ -759,6 +780,7 @@ static int encode_one(struct enc *e, ps_insn_fn insn, void *ctx,
 		return pgd_pge(e, br->from, br->to);
 	if (insn(ctx, br->from, &len, &cls, &target) < 0)
 		return -1;
+	e->pos++;	/* the branch itself */
 	switch (br->kind) {
 	case BT_BR_COND:
 		return add_tnt(e, 1);
@@ -908,99 +930,6 @@ size_t ps_first_visible(const struct ps_stream *s, size_t ring)
 		if (s->psb[i].off >= cut)
 			return s->psb[i].branch;
 	return (size_t)-1;
-}
-
-/* BTS records for the entries the hardware records. */
-#define PS_KERNEL_ENTRY 0xffffffff81000000ull
-#define PS_KERNEL_EXIT 0xffffffff81000100ull
-
-struct bts_out {
-	uint64_t (*rec)[3];
-	size_t n;
-};
-
-static void bts_add(struct bts_out *b, uint64_t a, uint64_t c, uint64_t flag)
-{
-	b->rec[b->n][0] = a;
-	b->rec[b->n][1] = c;
-	b->rec[b->n++][2] = flag;
-}
-
-static void bts_records(const struct bt_branch *br, size_t n, int kernel,
-			struct bts_out *b)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		switch (br[i].kind) {
-		case BT_BR_GAP:
-			bts_add(b, 0, 0, 1);	/* lost, for perf */
-			break;
-		case BT_BR_SYSCALL:
-		case BT_BR_INTR:
-			if (!kernel)
-				break;
-			bts_add(b, br[i].from, PS_KERNEL_ENTRY, 0);
-			bts_add(b, PS_KERNEL_EXIT, br[i].to, 0);
-			break;
-		default:
-			bts_add(b, br[i].from, br[i].to, 0);
-		}
-	}
-}
-
-static void put_sample(uint8_t *p, const uint64_t *rec)
-{
-	struct perf_event_header h = { .size = 24 };
-
-	h.type = rec[2] ? PERF_RECORD_LOST : PERF_RECORD_SAMPLE;
-	h.misc = PERF_RECORD_MISC_USER;
-	memcpy(p, &h, sizeof(h));
-	/* PERF_RECORD_LOST: {id, lost}; PERF_RECORD_SAMPLE: {ip, addr}. */
-	if (rec[2]) {
-		uint64_t lost[2] = { 0, 1 };
-
-		memcpy(p + 8, lost, 16);
-	} else {
-		memcpy(p + 8, rec, 16);
-	}
-}
-
-int ps_bts_encode(const struct bt_branch *br, size_t n, int perf,
-		  size_t batch, int kernel, uint8_t **out, size_t *size)
-{
-	struct bts_out b = { calloc(2 * n + 1, sizeof(*b.rec)), 0 };
-	size_t i, k = 0, first;
-	uint8_t *p;
-
-	if (!b.rec)
-		return -1;
-	bts_records(br, n, kernel, &b);
-	p = calloc(b.n + 1, 24);
-	if (!p) {
-		free(b.rec);
-		return -1;
-	}
-	if (!perf) {
-		for (i = 0; i < b.n; i++)
-			if (!b.rec[i][2])
-				memcpy(p + 24 * k++, b.rec[i], 24);
-	} else {
-		/* Newest batch first, each batch in time order. */
-		if (!batch)
-			batch = b.n ? b.n : 1;
-		for (first = (b.n ? (b.n - 1) / batch * batch : 0);;
-		     first -= batch) {
-			for (i = first; i < b.n && i < first + batch; i++)
-				put_sample(p + 24 * k++, b.rec[i]);
-			if (!first)
-				break;
-		}
-	}
-	free(b.rec);
-	*out = p;
-	*size = 24 * k;
-	return 0;
 }
 
 size_t ps_pt_visible(const struct bt_branch *br, size_t n)

@@ -77,6 +77,12 @@ struct ps_pt_opts {
 	int retcomp;		/* 0 never, 1 always, 2 at random */
 	double p_irq;		/* invisible interrupts (PGD/PGE, same IP) */
 	int tnt_mix;		/* vary TNT-8/TNT-64 sizes */
+	/*
+	 * Time: with tsc_per_insn set, the clock runs at that many ticks an
+	 * instruction from tsc0, and a TSC packet tells it in each PSB+ and
+	 * before each TNT (the time of its first bit's branch) and TIP.
+	 */
+	uint64_t tsc0, tsc_per_insn;
 };
 
 struct ps_psb {
@@ -89,6 +95,7 @@ struct ps_stream {
 	size_t size, alloc;
 	struct ps_psb *psb;
 	size_t npsb;
+	uint64_t time_pos;	/* instructions before the last TSC's time */
 };
 
 /*
