@@ -2,13 +2,18 @@
 /*
  * A crash handler that tests the memory, as Redis's does, and more: after
  * a store through NULL its SIGSEGV handler walks /proc/self/maps and, for
- * every read-write mapping of anonymous memory or of a memfd (its stack
- * and its own buffer aside),
+ * every read-write mapping of anonymous memory or of a memfd (its stack,
+ * its own buffer and its thread's control block aside),
  * backs each piece up, fills it with each word's address, then with
  * patterns, checks them, and puts the backup back; then it re-raises
  * the signal with its default action (status 139).  Everything it uses
  * meanwhile is on its stack or in registers: it writes over every other
  * anonymous read-write byte of the process, a tracer's among them.
+ * Not the thread's control block (a static program's is in the heap): it
+ * holds the rseq area glibc registers with the kernel, which the kernel
+ * reads at every return to the thread after it was switched out, and
+ * garbage there is a SIGSEGV (SI_KERNEL) -- natively too, once the thread
+ * is preempted in the middle of a piece; under a tracer's stops, often.
  *
  *	scrub [now]	now: scrub in main, then store through NULL
  */
@@ -53,6 +58,15 @@ static int hexval(char c)
 	return c >= 'a' ? c - 'a' + 10 : c - '0';
 }
 
+/* 1 if the piece at @a holds @self's piece or the thread's control block. */
+static int kept(uint64_t a, uint64_t self)
+{
+	uint64_t tp = (uint64_t)(uintptr_t)__builtin_thread_pointer();
+
+	return (self >= a && self < a + PIECE) ||
+	       (tp + PIECE > a && tp < a + 2 * PIECE);
+}
+
 /* One line of maps: scrub it if anonymous and read-write. */
 static void scrub_line(const char *l, uint64_t self)
 {
@@ -68,7 +82,7 @@ static void scrub_line(const char *l, uint64_t self)
 	    strstr(l, "[stack]") || strstr(l, "[vvar") || strstr(l, "[vdso]"))
 		return;
 	for (a = lo; a < hi; a += PIECE)
-		if (self < a || self >= a + PIECE)
+		if (!kept(a, self))
 			scrub_piece((uint64_t *)(uintptr_t)a,
 				    hi - a < PIECE ? hi - a : PIECE);
 }
