@@ -542,17 +542,23 @@ static size_t tab_index(int which, uint64_t a)
  * one that matches the new orig finds its trans; one that matched the old
  * orig and loads the new trans is caught by the translation's entry,
  * which checks its own orig (rx_emit_entry).  Each half is one aligned
- * 8-byte store, as link patches are.
+ * 8-byte store, as link patches are.  With no other thread in, the two go
+ * in one write (half the writes of a start-up).
  */
 static int table_put(struct bt_recorder *r, int w, uint64_t orig,
 		     uint64_t trans)
 {
 	size_t i = tab_index(w, orig);
-	uint64_t at = r->tables + (uint64_t)w * RX_TABLE_BYTES + i * 16;
+	uint64_t at = r->tables + (uint64_t)w * RX_TABLE_BYTES + i * 16,
+		 entry[2] = { orig, trans };
 
-	if (rc_mem_write(r, at + 8, &trans, 8) < 0 ||
-	    rc_mem_write(r, at, &orig, 8) < 0)
+	if (rc_alone(r)) {
+		if (rc_mem_write(r, at, entry, 16) < 0)
+			return 0;
+	} else if (rc_mem_write(r, at + 8, &trans, 8) < 0 ||
+		   rc_mem_write(r, at, &orig, 8) < 0) {
 		return 0;
+	}
 	r->tab_orig[w][i] = orig;
 	return 1;
 }

@@ -92,6 +92,8 @@ struct bt_recorder {
 	int ready;			/* memory mapped in this address space */
 	int broken;			/* could not map it: decline from now */
 	int trapping;			/* handling a trap of the thread */
+	/* The stopped thread the tracer works for now, NULL: not known */
+	const struct bt_thread *cur;
 	uint64_t syscall_insn;
 	uint64_t tables;		/* two RX_TABLE_BYTES tables */
 	uint64_t *tab_orig[2];		/* their orig columns, mirrored */
@@ -127,6 +129,8 @@ struct bt_recorder {
 struct rthread *rc_rt_find(const struct bt_recorder *r,
 			   const struct bt_thread *th);
 struct rthread *rc_rt_get(struct bt_recorder *r, struct bt_thread *th);
+int rc_others_in(const struct bt_recorder *r, const struct bt_thread *th);
+int rc_alone(const struct bt_recorder *r);
 int rc_setup(struct bt_recorder *r, struct bt_thread *th);
 
 /* rec_cache.c: the process's memory, blocks, zones and points, tables */
