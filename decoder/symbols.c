@@ -18,6 +18,7 @@
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -188,10 +189,44 @@ static void urls_restore(char *saved)
 	free(saved);
 }
 
+/*
+ * libdebuginfod's calls, from the copy libdw loads (with dlopen, when
+ * DEBUGINFOD_URLS is set): linked, it loads libcurl and 27 more libraries
+ * into every start of btrace (7-9 ms of CPU, most of a report's start).
+ */
+struct dfod_calls {
+	void *(*get_user_data)(debuginfod_client *client);
+	void (*set_user_data)(debuginfod_client *client, void *data);
+	void (*set_progressfn)(debuginfod_client *client,
+			       debuginfod_progressfn_t fn);
+};
+
+static struct dfod_calls dfod;
+
+/* 0 once dfod is bound to the loaded libdebuginfod; -1 if it is not there. */
+static int dfod_bind(void)
+{
+	void *h;
+
+	if (dfod.set_progressfn)
+		return 0;
+	h = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return -1;
+	*(void **)&dfod.get_user_data = dlsym(h, "debuginfod_get_user_data");
+	*(void **)&dfod.set_user_data = dlsym(h, "debuginfod_set_user_data");
+	*(void **)&dfod.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	dlclose(h);	/* libdw's reference keeps it loaded */
+	if (dfod.get_user_data && dfod.set_user_data && dfod.set_progressfn)
+		return 0;
+	dfod.set_progressfn = NULL;
+	return -1;
+}
+
 /* Called by libdebuginfod while it talks to servers: a download is on. */
 static int fetch_progress(debuginfod_client *client, long done, long total)
 {
-	struct bt_symtab *st = debuginfod_get_user_data(client);
+	struct bt_symtab *st = dfod.get_user_data(client);
 
 	if (st && st->fetching && !st->fetch_told) {
 		st->fetch_told = 1;
@@ -207,10 +242,10 @@ static void fetch_watch(struct bt_symtab *st)
 	if (!st->opts.fetch || st->opts.no_debuginfod || !urls_set())
 		return;
 	client = dwfl_get_debuginfod_client(st->dwfl);
-	if (!client)	/* libdebuginfod is not there: nothing is fetched */
+	if (!client || dfod_bind() < 0)	/* not there: nothing is fetched */
 		return;
-	debuginfod_set_user_data(client, st);
-	debuginfod_set_progressfn(client, fetch_progress);
+	dfod.set_user_data(client, st);
+	dfod.set_progressfn(client, fetch_progress);
 }
 
 /* libdwfl's standard search, with the module known to fetch_progress(). */
