@@ -165,6 +165,34 @@ static int index_grow(struct index *x)
 	return 0;
 }
 
+#define ISLAB_NODES 4096
+
+struct islab {
+	struct islab *next;
+	size_t used;
+	struct inode node[ISLAB_NODES];
+};
+
+static struct inode *inode_alloc(struct index *x)
+{
+	struct inode *e = x->free;
+	struct islab *s = x->slabs;
+
+	if (e) {
+		x->free = e->next;
+		return e;
+	}
+	if (!s || s->used == ISLAB_NODES) {
+		s = malloc(sizeof(*s));
+		if (!s)
+			return NULL;
+		s->next = x->slabs;
+		s->used = 0;
+		x->slabs = s;
+	}
+	return &s->node[s->used++];
+}
+
 int rc_index_add(struct index *x, struct inode node)
 {
 	struct inode *e;
@@ -172,7 +200,7 @@ int rc_index_add(struct index *x, struct inode node)
 
 	if (x->n >= x->nbucket && index_grow(x) < 0 && !x->nbucket)
 		return -bte_nomem;
-	e = malloc(sizeof(*e));
+	e = inode_alloc(x);
 	if (!e)
 		return bt_fail(bte_nomem, ENOMEM, "index");
 	*e = node;
@@ -199,17 +227,24 @@ void rc_index_unlink(struct index *x, struct inode **pp)
 	struct inode *e = *pp;
 
 	*pp = e->next;
-	free(e);
+	e->next = x->free;
+	x->free = e;
 	x->n--;
 }
 
 void rc_index_clear(struct index *x)
 {
-	size_t i;
+	struct islab *s, *next;
 
-	for (i = 0; i < x->nbucket; i++)
-		while (x->bucket[i])
-			rc_index_unlink(x, &x->bucket[i]);
+	if (x->bucket)
+		memset(x->bucket, 0, x->nbucket * sizeof(*x->bucket));
+	for (s = x->slabs; s; s = next) {
+		next = s->next;
+		free(s);
+	}
+	x->slabs = NULL;
+	x->free = NULL;
+	x->n = 0;
 }
 
 /* Pages a block covers: [start, next] (next: its fall-through, which a

@@ -55,9 +55,15 @@ struct inode {
 	uint32_t zi, pi;		/* by target: zone and point */
 };
 
+/* Nodes come from slabs, so that a cache of 100 k blocks is dropped in
+ * a few frees (python3's start-up spent 4% of its time freeing nodes). */
+struct islab;
+
 struct index {
 	struct inode **bucket;
 	size_t nbucket, n;
+	struct inode *free;		/* unlinked nodes, for reuse */
+	struct islab *slabs;
 };
 
 /* A thread, its slot and where decoding its ring stands. */
