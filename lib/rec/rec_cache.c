@@ -286,18 +286,56 @@ struct rb *rc_block_find(const struct bt_recorder *r, uint64_t a)
 	return NULL;
 }
 
-/* The block at @a, decoded on first use; NULL only without memory. */
 static void unindex(struct bt_recorder *r, const struct rb *b, uint64_t first,
 		    uint64_t end);
 
+static struct rb *block_make(struct bt_recorder *r, uint64_t a);
+
+/*
+ * The block at @a, decoded on first use; NULL only without memory.
+ * The drain asks for every block a thread ran, one after another: a
+ * block's successors (next and target) are kept in it, so that the walk
+ * goes from block to block without the hash (half the drain's time was
+ * its lookups).  They hold while no block has left the hash since
+ * (r->epoch).
+ */
 struct rb *rc_block_get(struct bt_recorder *r, uint64_t a)
 {
-	struct rb *b = rc_block_find(r, a);
+	struct rb *p = r->prev_epoch == r->epoch ? r->prev : NULL, *b;
+	int k = !p ? -1 : a == p->next ? 0 : a == p->target ? 1 : -1;
+
+	if (k >= 0 && p->succ_epoch == r->epoch && p->succ[k]) {
+		r->prev = p->succ[k];
+		return r->prev;
+	}
+	b = rc_block_find(r, a);
+	if (!b)
+		b = block_make(r, a);
+	if (b && k >= 0) {
+		if (p->succ_epoch != r->epoch)
+			p->succ[0] = p->succ[1] = NULL;
+		p->succ[k] = b;
+		p->succ_epoch = r->epoch;
+	}
+	r->prev = b;
+	r->prev_epoch = r->epoch;
+	return b;
+}
+
+/* A block left the hash (and may be freed): every kept successor goes. */
+void rc_blocks_dropped(struct bt_recorder *r)
+{
+	r->epoch++;
+	r->prev = NULL;
+}
+
+/* The block at @a decoded, into the hash; NULL only without memory. */
+static struct rb *block_make(struct bt_recorder *r, uint64_t a)
+{
+	struct rb *b;
 	uint64_t first, last, pg;
 	size_t h;
 
-	if (b)
-		return b;
 	b = malloc(sizeof(*b));
 	if (!b || rx_block_decode(r->x, a, code_read, stop_at, r, b) < 0) {
 		free(b);
@@ -363,6 +401,7 @@ void rc_blocks_clear(struct bt_recorder *r)
 		r->bucket[i] = NULL;
 	}
 	r->nblocks = 0;
+	rc_blocks_dropped(r);
 	rc_index_clear(&r->by_page);
 }
 

@@ -43,8 +43,7 @@ void rx_free(struct rx *x)
 
 void rb_release(struct rb *b)
 {
-	free(b->bytes);
-	free(b->off);
+	free(b->off);		/* the one allocation of all three */
 	b->bytes = NULL;
 	b->off = NULL;
 	b->rip = NULL;
@@ -122,15 +121,17 @@ static size_t read_some(rx_read_fn read, void *ctx, uint64_t addr,
 static int rb_keep(struct rb *b, const uint8_t *bytes, const uint16_t *off,
 		   const uint8_t *rip)
 {
-	size_t n = b->ninsn ? b->ninsn : 1;
+	size_t n = b->ninsn;
 
-	b->bytes = malloc(b->nbytes ? b->nbytes : 1);
-	b->off = malloc(n * (sizeof(*b->off) + sizeof(*b->rip)));
-	if (!b->bytes || !b->off) {
-		rb_release(b);
+	b->off = malloc(n * (sizeof(*b->off) + sizeof(*b->rip)) + b->nbytes +
+			1);
+	if (!b->off) {
+		b->bytes = NULL;
+		b->rip = NULL;
 		return bt_fail(bte_nomem, ENOMEM, "block");
 	}
 	b->rip = (uint8_t *)(b->off + n);
+	b->bytes = b->rip + n;
 	memcpy(b->bytes, bytes, b->nbytes);
 	memcpy(b->off, off, b->ninsn * sizeof(*off));
 	memcpy(b->rip, rip, b->ninsn);
@@ -142,6 +143,7 @@ int rb_dup_arrays(struct rb *c, const struct rb *b)
 	c->bytes = NULL;
 	c->off = NULL;
 	c->rip = NULL;
+	c->succ[0] = c->succ[1] = NULL;	/* @b's neighbours, not @c's */
 	return rb_keep(c, b->bytes, b->off, b->rip);
 }
 

@@ -103,11 +103,16 @@ struct rb {
 	uint8_t *bytes;		/* [start, next) as decoded */
 	uint16_t *off;		/* instruction offsets, ninsn of them */
 	uint8_t *rip;		/* each one's rip-relative disp32 offset, 0:
-				   none (in off's allocation) */
+				   none (off, rip and bytes: one allocation,
+				   off's) */
 	uint64_t trans[RX_PENDS];	/* its translation by pending
 					   outcomes, 0: none yet */
 	int dead;		/* its code went away (rec_link.c's invalidation) */
 	struct rb *hnext;
+	/* The cache's: the blocks at next and target as last found, valid
+	 * while succ_epoch is the cache's epoch (rc_block_get) */
+	struct rb *succ[2];
+	uint64_t succ_epoch;
 };
 
 /* Original code: 0, or < 0 if @len bytes at @addr cannot be read. */

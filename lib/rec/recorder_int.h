@@ -111,6 +111,9 @@ struct bt_recorder {
 	size_t nzone;
 	struct rb **bucket;		/* blocks by start */
 	size_t nbucket, nblocks;
+	uint64_t epoch;			/* bumped when a block leaves the hash */
+	struct rb *prev;		/* rc_block_get's last, in prev_epoch */
+	uint64_t prev_epoch;
 	struct index by_page;		/* blocks by the pages they cover */
 	struct index links;		/* linked exits by their original */
 	uint64_t translated;
@@ -150,6 +153,7 @@ int64_t rc_syscall(struct bt_recorder *r, struct bt_thread *th, long nr,
 size_t rc_block_hash(uint64_t a, size_t n);
 struct rb *rc_block_find(const struct bt_recorder *r, uint64_t a);
 struct rb *rc_block_get(struct bt_recorder *r, uint64_t a);
+void rc_blocks_dropped(struct bt_recorder *r);
 struct zone *rc_zone_of(struct bt_recorder *r, uint64_t pc);
 struct zone *rc_zone_for(struct bt_recorder *r, struct bt_thread *th,
 			 uint64_t a);
