@@ -14,7 +14,7 @@ ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
-LIBS     := -lipt -lcapstone -lZydis -ldw -ldebuginfod -lelf -lreadline -lpthread
+LIBS     := -lipt -lcapstone -lZydis -ldw -lelf -lreadline -lpthread
 TESTLIBS := -lcmocka
 
 ifeq ($(V),1)
@@ -184,7 +184,7 @@ PIC_DEC   := $(DEC_SRC:%.c=$(BUILD)/pic/%.o)
 SOBT      := $(BUILD)/libbtrace.so.$(VERSION)
 SODEC     := $(BUILD)/libbtdecode.so.$(VERSION)
 LIBBT_LIBS  := -lcapstone -lZydis -ldw -lelf -lpthread
-LIBDEC_LIBS := -lipt -lcapstone -ldw -ldebuginfod -lelf
+LIBDEC_LIBS := -lipt -lcapstone -ldw -lelf
 
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin

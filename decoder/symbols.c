@@ -18,6 +18,7 @@
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -31,6 +32,7 @@
 #include "btrace/symbols.h"
 #include "internal.h"
 #include "image/plt.h"
+#include "symbols_plt.h"
 
 #define CACHE_SLOTS 4096	/* direct-mapped, a power of two */
 /*
@@ -188,10 +190,44 @@ static void urls_restore(char *saved)
 	free(saved);
 }
 
+/*
+ * libdebuginfod's calls, from the copy libdw loads (with dlopen, when
+ * DEBUGINFOD_URLS is set): linked, it loads libcurl and 27 more libraries
+ * into every start of btrace (7-9 ms of CPU, most of a report's start).
+ */
+struct dfod_calls {
+	void *(*get_user_data)(debuginfod_client *client);
+	void (*set_user_data)(debuginfod_client *client, void *data);
+	void (*set_progressfn)(debuginfod_client *client,
+			       debuginfod_progressfn_t fn);
+};
+
+static struct dfod_calls dfod;
+
+/* 0 once dfod is bound to the loaded libdebuginfod; -1 if it is not there. */
+static int dfod_bind(void)
+{
+	void *h;
+
+	if (dfod.set_progressfn)
+		return 0;
+	h = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return -1;
+	*(void **)&dfod.get_user_data = dlsym(h, "debuginfod_get_user_data");
+	*(void **)&dfod.set_user_data = dlsym(h, "debuginfod_set_user_data");
+	*(void **)&dfod.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	dlclose(h);	/* libdw's reference keeps it loaded */
+	if (dfod.get_user_data && dfod.set_user_data && dfod.set_progressfn)
+		return 0;
+	dfod.set_progressfn = NULL;
+	return -1;
+}
+
 /* Called by libdebuginfod while it talks to servers: a download is on. */
 static int fetch_progress(debuginfod_client *client, long done, long total)
 {
-	struct bt_symtab *st = debuginfod_get_user_data(client);
+	struct bt_symtab *st = dfod.get_user_data(client);
 
 	if (st && st->fetching && !st->fetch_told) {
 		st->fetch_told = 1;
@@ -207,10 +243,10 @@ static void fetch_watch(struct bt_symtab *st)
 	if (!st->opts.fetch || st->opts.no_debuginfod || !urls_set())
 		return;
 	client = dwfl_get_debuginfod_client(st->dwfl);
-	if (!client)	/* libdebuginfod is not there: nothing is fetched */
+	if (!client || dfod_bind() < 0)	/* not there: nothing is fetched */
 		return;
-	debuginfod_set_user_data(client, st);
-	debuginfod_set_progressfn(client, fetch_progress);
+	dfod.set_user_data(client, st);
+	dfod.set_progressfn(client, fetch_progress);
 }
 
 /* libdwfl's standard search, with the module known to fetch_progress(). */
@@ -326,51 +362,6 @@ static struct sym_module *module_new(struct bt_symtab *st, const char *name)
 	return sm;
 }
 
-/* ---- PLT stubs ---- */
-
-/*
- * The function at file address @addr, to name an IRELATIVE stub: the
- * IFUNC symbol ("strlen") before the resolver's own ("strlen_ifunc"),
- * global before local.
- */
-static const char *plt_namer(void *ctx, uint64_t addr)
-{
-	struct sym_module *sm = ctx;
-	Dwfl_Module *mod = dwfl_addrmodule(sm->st->dwfl, addr + sm->bias);
-	int i, n, rank, best_rank = 0;
-	const char *name, *best = NULL;
-	GElf_Addr a;
-	GElf_Sym sym;
-
-	n = mod ? dwfl_module_getsymtab(mod) : 0;
-	for (i = 1; i < n; i++) {
-		name = dwfl_module_getsym_info(mod, i, &sym, &a, NULL, NULL,
-					       NULL);
-		if (!name || !*name || a != addr + sm->bias ||
-		    sym.st_shndx == SHN_UNDEF)
-			continue;
-		rank = (GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC) * 4 +
-		       (GELF_ST_BIND(sym.st_info) != STB_LOCAL) * 2 +
-		       (GELF_ST_TYPE(sym.st_info) == STT_FUNC);
-		if (rank > best_rank) {
-			best_rank = rank;
-			best = name;
-		}
-	}
-	return best;
-}
-
-static int plt_load(struct sym_module *sm, Dwfl_Module *mod)
-{
-	Dwarf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-
-	if (!elf)
-		return 0;
-	sm->bias = bias;
-	return bt_plt_read(elf, plt_namer, sm, &sm->plt);
-}
-
 /* ---- loading ---- */
 
 /* Load what lookups need now, and give the module its short name. */
@@ -389,7 +380,7 @@ static int load_module(Dwfl_Module *mod, void **userdata, const char *name,
 	*userdata = sm;
 	dwfl_module_getelf(mod, &bias);
 	dwfl_module_getsymtab(mod);
-	if (plt_load(sm, mod) < 0)
+	if (bt_sym_plt_load(st->dwfl, mod, &sm->bias, &sm->plt) < 0)
 		return DWARF_CB_ABORT;
 	return DWARF_CB_OK;
 }

@@ -165,6 +165,34 @@ static int index_grow(struct index *x)
 	return 0;
 }
 
+#define ISLAB_NODES 4096
+
+struct islab {
+	struct islab *next;
+	size_t used;
+	struct inode node[ISLAB_NODES];
+};
+
+static struct inode *inode_alloc(struct index *x)
+{
+	struct inode *e = x->free;
+	struct islab *s = x->slabs;
+
+	if (e) {
+		x->free = e->next;
+		return e;
+	}
+	if (!s || s->used == ISLAB_NODES) {
+		s = malloc(sizeof(*s));
+		if (!s)
+			return NULL;
+		s->next = x->slabs;
+		s->used = 0;
+		x->slabs = s;
+	}
+	return &s->node[s->used++];
+}
+
 int rc_index_add(struct index *x, struct inode node)
 {
 	struct inode *e;
@@ -172,7 +200,7 @@ int rc_index_add(struct index *x, struct inode node)
 
 	if (x->n >= x->nbucket && index_grow(x) < 0 && !x->nbucket)
 		return -bte_nomem;
-	e = malloc(sizeof(*e));
+	e = inode_alloc(x);
 	if (!e)
 		return bt_fail(bte_nomem, ENOMEM, "index");
 	*e = node;
@@ -199,17 +227,24 @@ void rc_index_unlink(struct index *x, struct inode **pp)
 	struct inode *e = *pp;
 
 	*pp = e->next;
-	free(e);
+	e->next = x->free;
+	x->free = e;
 	x->n--;
 }
 
 void rc_index_clear(struct index *x)
 {
-	size_t i;
+	struct islab *s, *next;
 
-	for (i = 0; i < x->nbucket; i++)
-		while (x->bucket[i])
-			rc_index_unlink(x, &x->bucket[i]);
+	if (x->bucket)
+		memset(x->bucket, 0, x->nbucket * sizeof(*x->bucket));
+	for (s = x->slabs; s; s = next) {
+		next = s->next;
+		free(s);
+	}
+	x->slabs = NULL;
+	x->free = NULL;
+	x->n = 0;
 }
 
 /* Pages a block covers: [start, next] (next: its fall-through, which a
@@ -251,18 +286,56 @@ struct rb *rc_block_find(const struct bt_recorder *r, uint64_t a)
 	return NULL;
 }
 
-/* The block at @a, decoded on first use; NULL only without memory. */
 static void unindex(struct bt_recorder *r, const struct rb *b, uint64_t first,
 		    uint64_t end);
 
+static struct rb *block_make(struct bt_recorder *r, uint64_t a);
+
+/*
+ * The block at @a, decoded on first use; NULL only without memory.
+ * The drain asks for every block a thread ran, one after another: a
+ * block's successors (next and target) are kept in it, so that the walk
+ * goes from block to block without the hash (half the drain's time was
+ * its lookups).  They hold while no block has left the hash since
+ * (r->epoch).
+ */
 struct rb *rc_block_get(struct bt_recorder *r, uint64_t a)
 {
-	struct rb *b = rc_block_find(r, a);
+	struct rb *p = r->prev_epoch == r->epoch ? r->prev : NULL, *b;
+	int k = !p ? -1 : a == p->next ? 0 : a == p->target ? 1 : -1;
+
+	if (k >= 0 && p->succ_epoch == r->epoch && p->succ[k]) {
+		r->prev = p->succ[k];
+		return r->prev;
+	}
+	b = rc_block_find(r, a);
+	if (!b)
+		b = block_make(r, a);
+	if (b && k >= 0) {
+		if (p->succ_epoch != r->epoch)
+			p->succ[0] = p->succ[1] = NULL;
+		p->succ[k] = b;
+		p->succ_epoch = r->epoch;
+	}
+	r->prev = b;
+	r->prev_epoch = r->epoch;
+	return b;
+}
+
+/* A block left the hash (and may be freed): every kept successor goes. */
+void rc_blocks_dropped(struct bt_recorder *r)
+{
+	r->epoch++;
+	r->prev = NULL;
+}
+
+/* The block at @a decoded, into the hash; NULL only without memory. */
+static struct rb *block_make(struct bt_recorder *r, uint64_t a)
+{
+	struct rb *b;
 	uint64_t first, last, pg;
 	size_t h;
 
-	if (b)
-		return b;
 	b = malloc(sizeof(*b));
 	if (!b || rx_block_decode(r->x, a, code_read, stop_at, r, b) < 0) {
 		free(b);
@@ -328,6 +401,7 @@ void rc_blocks_clear(struct bt_recorder *r)
 		r->bucket[i] = NULL;
 	}
 	r->nblocks = 0;
+	rc_blocks_dropped(r);
 	rc_index_clear(&r->by_page);
 }
 
@@ -542,17 +616,23 @@ static size_t tab_index(int which, uint64_t a)
  * one that matches the new orig finds its trans; one that matched the old
  * orig and loads the new trans is caught by the translation's entry,
  * which checks its own orig (rx_emit_entry).  Each half is one aligned
- * 8-byte store, as link patches are.
+ * 8-byte store, as link patches are.  With no other thread in, the two go
+ * in one write (half the writes of a start-up).
  */
 static int table_put(struct bt_recorder *r, int w, uint64_t orig,
 		     uint64_t trans)
 {
 	size_t i = tab_index(w, orig);
-	uint64_t at = r->tables + (uint64_t)w * RX_TABLE_BYTES + i * 16;
+	uint64_t at = r->tables + (uint64_t)w * RX_TABLE_BYTES + i * 16,
+		 entry[2] = { orig, trans };
 
-	if (rc_mem_write(r, at + 8, &trans, 8) < 0 ||
-	    rc_mem_write(r, at, &orig, 8) < 0)
+	if (rc_alone(r)) {
+		if (rc_mem_write(r, at, entry, 16) < 0)
+			return 0;
+	} else if (rc_mem_write(r, at + 8, &trans, 8) < 0 ||
+		   rc_mem_write(r, at, &orig, 8) < 0) {
 		return 0;
+	}
 	r->tab_orig[w][i] = orig;
 	return 1;
 }

@@ -22,16 +22,6 @@
 
 /* ---- entering ------------------------------------------------------------ */
 
-static int any_in(const struct bt_recorder *r)
-{
-	size_t i;
-
-	for (i = 0; i < r->nrt; i++)
-		if (r->rt[i].in)
-			return 1;
-	return 0;
-}
-
 /*
  * Ready to take @th in: memory mapped, the translations of stops that
  * changed forgotten, code its last system call took away invalidated, its
@@ -51,7 +41,7 @@ static struct rthread *enter_prepare(struct bt_recorder *r,
 	if (rc_mem_open(r) < 0)
 		return NULL;
 	v = r->host.stops_version(r->t);
-	if (v != r->version && !any_in(r)) {
+	if (v != r->version && !rc_others_in(r, NULL)) {
 		rc_cache_flush(r);
 		r->version = v;
 	}
@@ -112,10 +102,12 @@ int bt_recorder_enter(struct bt_recorder *r, struct bt_thread *th,
 	rt = enter_prepare(r, th, &ret);
 	if (!rt)
 		return ret;
+	r->cur = th;
 	if ((int64_t)regs->orig_rax >= 0)
 		trans = enter_in_syscall(r, th, pc);
 	else if (rc_translate(r, th, pc, RX_PEND_NONE, &trans) < 0)
 		trans = 0;
+	r->cur = NULL;
 	if (!trans || rc_ring_sync(r, rt, pc) < 0)
 		return 0;
 	rc_sigs_enter(r, rt);
@@ -341,7 +333,9 @@ int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
 		return BT_RECORDER_NOT_OURS;	/* a native thread's trap */
 	r->trapping = 1;
 	rc_sigs_need(r, rt);
+	r->cur = th;
 	v = exit_at(r, rt, &regs, regs.rip - 1);
+	r->cur = NULL;
 	r->trapping = 0;
 	if (v == BT_RECORDER_GO_ON)
 		rc_time_stall(r, rt);
@@ -380,7 +374,9 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 			int v;
 
 			r->trapping = 1;	/* stopped by our own step */
+			r->cur = th;
 			v = exit_at(r, rt, &regs, regs.rip - 1);
+			r->cur = NULL;
 			r->trapping = 0;
 
 			if (v == BT_RECORDER_LEFT || v == BT_RECORDER_LEFT_STEP)

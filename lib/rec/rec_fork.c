@@ -46,11 +46,7 @@ static struct rb *block_dup(const struct rb *b)
 		return NULL;
 	*c = *b;
 	c->hnext = NULL;
-	c->bytes = NULL;
-	c->off = NULL;
-	if (dup_mem((void **)&c->bytes, b->bytes, b->nbytes) < 0 ||
-	    dup_mem((void **)&c->off, b->off, b->ninsn * sizeof(*b->off)) < 0) {
-		rb_release(c);
+	if (rb_dup_arrays(c, b) < 0) {
 		free(c);
 		return NULL;
 	}

@@ -72,16 +72,6 @@ int rc_ic_link_batch(struct bt_recorder *r, const size_t *mark)
 	return rc_zones_flush(r);	/* far jumps it may have made */
 }
 
-static int others_in(const struct bt_recorder *r, const struct rthread *rt)
-{
-	size_t i;
-
-	for (i = 0; i < r->nrt; i++)
-		if (&r->rt[i] != rt && r->rt[i].in)
-			return 1;
-	return 0;
-}
-
 /*
  * The lookup whose probe is at @probe missed @target, now translated: its
  * site's cache takes it if it holds nothing linked, and the target is its
@@ -97,7 +87,7 @@ void rc_ic_learn(struct bt_recorder *r, struct rthread *rt, uint64_t probe,
 	if (!z || (p->mask & RX_LINKED))
 		return;
 	if (p->orig != target) {
-		if (others_in(r, rt) ||
+		if (rc_others_in(r, rt->th) ||
 		    rc_code_write(r, RX_IC_IMM(p->aux), &target, 8) < 0)
 			return;
 		p->orig = target;

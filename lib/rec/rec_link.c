@@ -313,6 +313,7 @@ static void block_dies(struct bt_recorder *r, struct rb *b, struct rb **dead)
 	if (*pp) {
 		*pp = b->hnext;
 		r->nblocks--;
+		rc_blocks_dropped(r);
 	}
 	b->dead = 1;
 	b->hnext = *dead;

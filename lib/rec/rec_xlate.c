@@ -21,6 +21,7 @@ struct rx {
 	unsigned pend_max;
 	uint8_t bytes[RB_MAX_BYTES + 16];	/* a block being decoded */
 	uint16_t off[RB_MAX_INSN];
+	uint8_t rip[RB_MAX_INSN];
 };
 
 int rx_alloc(struct rx **out)
@@ -42,10 +43,10 @@ void rx_free(struct rx *x)
 
 void rb_release(struct rb *b)
 {
-	free(b->bytes);
-	free(b->off);
+	free(b->off);		/* the one allocation of all three */
 	b->bytes = NULL;
 	b->off = NULL;
+	b->rip = NULL;
 }
 
 void rx_set_pend_max(struct rx *x, unsigned max)
@@ -117,17 +118,33 @@ static size_t read_some(rx_read_fn read, void *ctx, uint64_t addr,
 }
 
 /* Keep only what the block uses of the decoder's scratch arrays. */
-static int rb_keep(struct rb *b, const uint8_t *bytes, const uint16_t *off)
+static int rb_keep(struct rb *b, const uint8_t *bytes, const uint16_t *off,
+		   const uint8_t *rip)
 {
-	b->bytes = malloc(b->nbytes ? b->nbytes : 1);
-	b->off = malloc((b->ninsn ? b->ninsn : 1) * sizeof(*b->off));
-	if (!b->bytes || !b->off) {
-		rb_release(b);
+	size_t n = b->ninsn;
+
+	b->off = malloc(n * (sizeof(*b->off) + sizeof(*b->rip)) + b->nbytes +
+			1);
+	if (!b->off) {
+		b->bytes = NULL;
+		b->rip = NULL;
 		return bt_fail(bte_nomem, ENOMEM, "block");
 	}
+	b->rip = (uint8_t *)(b->off + n);
+	b->bytes = b->rip + n;
 	memcpy(b->bytes, bytes, b->nbytes);
 	memcpy(b->off, off, b->ninsn * sizeof(*off));
+	memcpy(b->rip, rip, b->ninsn);
 	return 0;
+}
+
+int rb_dup_arrays(struct rb *c, const struct rb *b)
+{
+	c->bytes = NULL;
+	c->off = NULL;
+	c->rip = NULL;
+	c->succ[0] = c->succ[1] = NULL;	/* @b's neighbours, not @c's */
+	return rb_keep(c, b->bytes, b->off, b->rip);
 }
 
 int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
@@ -160,6 +177,7 @@ int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
 			b->term = RB_LEAVE;
 			break;
 		}
+		x->rip[b->ninsn] = in.rip_off;
 		off[b->ninsn++] = (uint16_t)pos;
 		pos += in.len;
 		b->next = addr + pos;
@@ -174,7 +192,7 @@ int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
 		}
 	}
 	b->nbytes = (uint16_t)(b->next - b->start);
-	return rb_keep(b, bytes, off);
+	return rb_keep(b, bytes, off, x->rip);
 }
 
 /* ---- emitting -------------------------------------------------------- */
@@ -332,18 +350,26 @@ static int record_tnt(struct rx_emit *e, unsigned o, uint64_t branch)
 	return 0;
 }
 
-/* Copy the instruction @code (@len) from @orig (x86/reloc.h). */
+/*
+ * Copy the instruction @code (@len) from @orig (x86/reloc.h), its
+ * rip-relative disp32 at @rip (0: none), as the block's decode found it:
+ * not decoded again for each variant.
+ */
 static int copy_insn(struct rx_emit *e, const uint8_t *code, size_t len,
-		     uint64_t orig)
+		     uint64_t orig, uint8_t rip)
 {
-	struct bt_x86_insn in;
+	struct bt_x86_insn in = { .addr = orig, .len = (uint8_t)len,
+				  .rip_off = rip };
+	int32_t disp;
 	int ret;
 
 	ret = grow(e, len);
 	if (ret < 0)
 		return ret;
-	if (bt_x86_decode(code, len, orig, &in) < 0 || in.len != len)
-		return bt_fail(bte_internal, 0, "re-decode");
+	if (rip) {
+		memcpy(&disp, code + rip, 4);
+		in.rip_target = orig + len + (uint64_t)(int64_t)disp;
+	}
 	ret = bt_x86_reloc(&in, code, here(e), e->buf + e->len);
 	if (ret < 0)
 		return ret;
@@ -673,7 +699,8 @@ static int emit_body(const struct rb *b, struct rx_emit *e)
 
 		ret = point(e, RX_POINT_SAFE, at, 0, 0);
 		if (ret == 0)
-			ret = copy_insn(e, b->bytes + b->off[i], n, at);
+			ret = copy_insn(e, b->bytes + b->off[i], n, at,
+				       b->rip[i]);
 	}
 	return ret;
 }

@@ -103,10 +103,17 @@ struct rb {
 	uint16_t nbytes;
 	uint8_t *bytes;		/* [start, next) as decoded */
 	uint16_t *off;		/* instruction offsets, ninsn of them */
+	uint8_t *rip;		/* each one's rip-relative disp32 offset, 0:
+				   none (off, rip and bytes: one allocation,
+				   off's) */
 	uint64_t trans[RX_PENDS];	/* its translation by pending
 					   outcomes, 0: none yet */
 	int dead;		/* its code went away (rec_link.c's invalidation) */
 	struct rb *hnext;
+	/* The cache's: the blocks at next and target as last found, valid
+	 * while succ_epoch is the cache's epoch (rc_block_get) */
+	struct rb *succ[2];
+	uint64_t succ_epoch;
 };
 
 /* Original code: 0, or < 0 if @len bytes at @addr cannot be read. */
@@ -128,6 +135,9 @@ void rx_free(struct rx *x);
 int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,
 		    rx_stop_fn stop, void *ctx, struct rb *b);
 void rb_release(struct rb *b);
+
+/* @b's arrays copied into @c, a copy of @b otherwise.  0 or -bte_nomem. */
+int rb_dup_arrays(struct rb *c, const struct rb *b);
 
 /* Instructions of @b before @pc (an instruction boundary in it). */
 uint32_t rb_insns_before(const struct rb *b, uint64_t pc);

@@ -38,6 +38,26 @@ struct rthread *rc_rt_find(const struct bt_recorder *r,
 	return NULL;
 }
 
+/* Is a thread other than @th in the translation (it may run there)? */
+int rc_others_in(const struct bt_recorder *r, const struct bt_thread *th)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrt; i++)
+		if (r->rt[i].th != th && r->rt[i].in)
+			return 1;
+	return 0;
+}
+
+/*
+ * No thread but the stopped one the tracer works for can run translated
+ * code now: what it writes there needs no order among its stores.
+ */
+int rc_alone(const struct bt_recorder *r)
+{
+	return r->cur && !rc_others_in(r, r->cur);
+}
+
 struct rthread *rc_rt_get(struct bt_recorder *r, struct bt_thread *th)
 {
 	struct rthread *rt = rc_rt_find(r, th), *grown;

@@ -55,9 +55,15 @@ struct inode {
 	uint32_t zi, pi;		/* by target: zone and point */
 };
 
+/* Nodes come from slabs, so that a cache of 100 k blocks is dropped in
+ * a few frees (python3's start-up spent 4% of its time freeing nodes). */
+struct islab;
+
 struct index {
 	struct inode **bucket;
 	size_t nbucket, n;
+	struct inode *free;		/* unlinked nodes, for reuse */
+	struct islab *slabs;
 };
 
 /* A thread, its slot and where decoding its ring stands. */
@@ -99,6 +105,8 @@ struct bt_recorder {
 	int ready;			/* memory mapped in this address space */
 	int broken;			/* could not map it: decline from now */
 	int trapping;			/* handling a trap of the thread */
+	/* The stopped thread the tracer works for now, NULL: not known */
+	const struct bt_thread *cur;
 	uint64_t syscall_insn;
 	uint64_t tables;		/* two RX_TABLE_BYTES tables */
 	uint64_t *tab_orig[2];		/* their orig columns, mirrored */
@@ -110,6 +118,9 @@ struct bt_recorder {
 	size_t nzone;
 	struct rb **bucket;		/* blocks by start */
 	size_t nbucket, nblocks;
+	uint64_t epoch;			/* bumped when a block leaves the hash */
+	struct rb *prev;		/* rc_block_get's last, in prev_epoch */
+	uint64_t prev_epoch;
 	struct index by_page;		/* blocks by the pages they cover */
 	struct index links;		/* linked exits by their original */
 	uint64_t translated;
@@ -136,6 +147,8 @@ struct bt_recorder {
 struct rthread *rc_rt_find(const struct bt_recorder *r,
 			   const struct bt_thread *th);
 struct rthread *rc_rt_get(struct bt_recorder *r, struct bt_thread *th);
+int rc_others_in(const struct bt_recorder *r, const struct bt_thread *th);
+int rc_alone(const struct bt_recorder *r);
 int rc_setup(struct bt_recorder *r, struct bt_thread *th);
 
 /* rec_cache.c: the process's memory, blocks, zones and points, tables */
@@ -149,6 +162,7 @@ int64_t rc_syscall(struct bt_recorder *r, struct bt_thread *th, long nr,
 size_t rc_block_hash(uint64_t a, size_t n);
 struct rb *rc_block_find(const struct bt_recorder *r, uint64_t a);
 struct rb *rc_block_get(struct bt_recorder *r, uint64_t a);
+void rc_blocks_dropped(struct bt_recorder *r);
 struct zone *rc_zone_of(struct bt_recorder *r, uint64_t pc);
 struct zone *rc_zone_for(struct bt_recorder *r, struct bt_thread *th,
 			 uint64_t a);

@@ -159,11 +159,12 @@ static void rm_of(const ZydisDecodedOperand *op, struct bt_x86_rm *rm)
 
 /* The rip-relative operand, if any: where its disp32 is, what it means. */
 static void rip_of(const ZydisDecodedInstruction *z,
-		   const ZydisDecodedOperand *ops, struct bt_x86_insn *in)
+		   const ZydisDecodedOperand *ops, uint8_t nops,
+		   struct bt_x86_insn *in)
 {
 	uint8_t i;
 
-	for (i = 0; i < z->operand_count; i++) {
+	for (i = 0; i < nops; i++) {
 		if (ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY ||
 		    ops[i].mem.base != ZYDIS_REGISTER_RIP)
 			continue;
@@ -200,12 +201,28 @@ static void branch_of(const ZydisDecodedInstruction *z,
 	}
 }
 
+/* Are @z's operands read here (flow_of, rip_of, branch_of)? */
+static int needs_operands(const ZydisDecodedInstruction *z)
+{
+	switch (z->meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_CALL:
+	case ZYDIS_CATEGORY_RET:
+		return 1;
+	default:	/* IS_RELATIVE: a rip-relative operand, here */
+		return !!(z->attributes & ZYDIS_ATTRIB_IS_RELATIVE);
+	}
+}
+
 int bt_x86_decode(const uint8_t *code, size_t len, uint64_t addr,
 		  struct bt_x86_insn *in)
 {
 	ZydisDecoder dec;
+	ZydisDecoderContext ctx;
 	ZydisDecodedInstruction z;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint8_t nops;
 
 	if (!code || !in)
 		return -bte_invalid;
@@ -215,7 +232,16 @@ int bt_x86_decode(const uint8_t *code, size_t len, uint64_t addr,
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
 					   ZYDIS_STACK_WIDTH_64)))
 		return bt_fail(bte_internal, 0, "ZydisDecoderInit");
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &z, ops)))
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, &ctx, code, len,
+							&z)))
+		return -bte_decode;
+	/*
+	 * Operands cost as much again as the instruction: decoded only where
+	 * they are read (a branch's target or r/m, a rip-relative operand).
+	 */
+	nops = needs_operands(&z) ? z.operand_count : 0;
+	if (nops && !ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&dec, &ctx, &z,
+							     ops, nops)))
 		return -bte_decode;
 	in->len = z.length;
 	in->flow = (uint8_t)flow_of(&z, ops);
@@ -230,7 +256,7 @@ int bt_x86_decode(const uint8_t *code, size_t len, uint64_t addr,
 				     ZYDIS_ATTRIB_HAS_REPE |
 				     ZYDIS_ATTRIB_HAS_REPNE));
 	in->late_trap = z.mnemonic == ZYDIS_MNEMONIC_CPUID;
-	rip_of(&z, ops, in);
+	rip_of(&z, ops, nops, in);
 	branch_of(&z, ops, in);
 	return 0;
 }
