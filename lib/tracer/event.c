@@ -369,6 +369,12 @@ static void exit_take(struct bt_target *t, struct bt_thread *th)
 
 	th->exiting = 1;
 	th->why = BT_TS_EXIT;
+	/*
+	 * What it ran since its last stop, while its memory is there: a
+	 * thread that ends in code run natively never stops again.
+	 */
+	if (t->ops->sync)
+		t->ops->sync(t, th);
 	if (th->tgid != t->pid)
 		return;
 	ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);

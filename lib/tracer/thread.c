@@ -248,6 +248,15 @@ uint64_t bt_proc_sigmask(pid_t pid, pid_t tid, const char *key)
 	return strtoull(buf, NULL, 16);
 }
 
+pid_t bt_proc_parent(pid_t pid)
+{
+	char buf[32];
+
+	if (bt_proc_status(pid, 0, "PPid", buf, sizeof(buf)) < 0)
+		return 0;
+	return (pid_t)atoi(buf);
+}
+
 /* The thread to show for an interrupt: the main one if it is there. */
 struct bt_thread *bt_target_main_thread(struct bt_target *t)
 {

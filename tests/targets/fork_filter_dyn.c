@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Dynamically linked: a fork whose parent and child both call into libc
+ * (memset, memchr, qsort whose comparator is the program's: a callback
+ * from libc into the program) from loops of their own, the child's
+ * after the fork in code its parent ran before it.  The child exits 7
+ * (with "crash", it crashes in the comparator); the parent waits, prints
+ * how the child ended and exits 3.  For --only / --exclude under
+ * --follow-fork.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int crash_in_compare;
+
+static int compare(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (crash_in_compare && x == 3)
+		*(volatile int *)NULL = y;	/* SIGSEGV */
+	return x < y ? -1 : x > y;
+}
+
+static unsigned libc_work(int rounds)
+{
+	char buf[512];
+	int v[16], i, j;
+	unsigned sum = 0;
+
+	for (i = 0; i < rounds; i++) {
+		memset(buf, 'a' + i % 26, sizeof(buf));
+		sum += memchr(buf, 'z' + 1, sizeof(buf)) == NULL;
+		for (j = 0; j < 16; j++)
+			v[j] = (j * 7 + i) % 16;
+		qsort(v, 16, sizeof(v[0]), compare);
+		sum += (unsigned)v[15];
+	}
+	return sum;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned before = libc_work(3);
+	int status = 0;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return 2;
+	if (pid == 0) {
+		crash_in_compare = argc > 1 && !strcmp(argv[1], "crash");
+		_exit(libc_work(4) + before ? 7 : 6);
+	}
+	before += libc_work(2);
+	if (waitpid(pid, &status, 0) != pid)
+		return 2;
+	printf("child %s %d\n", WIFEXITED(status) ? "exited" : "killed",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	return before ? 3 : 4;
+}
