@@ -5,7 +5,10 @@
  * from libc into the program) from loops of their own, the child's
  * after the fork in code its parent ran before it.  The child exits 7
  * (with "crash", it crashes in the comparator); the parent waits, prints
- * how the child ended and exits 3.  For --only / --exclude under
+ * how the child ended and exits 3.  With "parent", the parent crashes
+ * at once instead, and the child goes on a while later (after tracing
+ * ended, where the parent's crash ends it): its callbacks meet no int3
+ * left behind, and it prints "child done".  For --only / --exclude under
  * --follow-fork.
  */
 #include <stdio.h>
@@ -53,8 +56,16 @@ int main(int argc, char **argv)
 		return 2;
 	if (pid == 0) {
 		crash_in_compare = argc > 1 && !strcmp(argv[1], "crash");
+		if (argc > 1 && !strcmp(argv[1], "parent")) {
+			usleep(200000);
+			before += libc_work(4);
+			printf("child done\n");
+			fflush(stdout);
+		}
 		_exit(libc_work(4) + before ? 7 : 6);
 	}
+	if (argc > 1 && !strcmp(argv[1], "parent"))
+		*(volatile unsigned *)NULL = before;	/* SIGSEGV */
 	before += libc_work(2);
 	if (waitpid(pid, &status, 0) != pid)
 		return 2;
