@@ -436,7 +436,10 @@ static void record_release(struct bt_target *t)
  * mode's part. */
 static void record_sync(struct bt_target *t, struct bt_thread *th)
 {
-	bt_recorder_leave(recorder_of(t, th), th);
+	if (th->why == BT_TS_EXIT)
+		bt_recorder_exiting(recorder_of(t, th), th);
+	else
+		bt_recorder_leave(recorder_of(t, th), th);
 	fast->sync(t, th);
 }
 
@@ -466,9 +469,11 @@ static int record_probe(char *why, size_t size)
 }
 
 /*
- * A followed fork child's first thread: its copies of its parent's
- * re-entry int3s go.  Its recorder, copied at the parent's fork event,
- * puts them back (the child may be stepped before that event is seen).
+ * A followed child's first thread.  A fork child: its copies of its
+ * parent's re-entry int3s go; its recorder, copied at the parent's fork
+ * event, puts them back (the child may be stepped before that event is
+ * seen).  A vfork child runs in its parent's memory, stepped: every int3
+ * there is lifted until the parent's VFORK_DONE (rec_proc_events()).
  */
 static int record_thread_start(struct bt_target *t, struct bt_thread *th)
 {
@@ -480,9 +485,14 @@ static int record_thread_start(struct bt_target *t, struct bt_thread *th)
 		/* a parent without a recorder has no int3 of the kind */
 		as = rec_procs_find(procs_of(t), parent) ?
 		     bt_target_aspace(t, parent) : NULL;
-		if (as && bt_aspace_count(as))
+		if (as && bt_aspace_count(as) &&
+		    bt_proc_shares_vm(parent, th->tgid)) {
+			if (!bt_aspace_lifted_all(as))
+				bt_aspace_lift_all(as);
+		} else if (as && bt_aspace_count(as)) {
 			bt_aspace_fork_clean(as, th->tgid,
 					     BT_BP_MASK(BT_BP_RECORDER));
+		}
 	}
 	return fast->thread_start(t, th);
 }

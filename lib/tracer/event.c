@@ -370,8 +370,10 @@ static void exit_take(struct bt_target *t, struct bt_thread *th)
 	th->exiting = 1;
 	th->why = BT_TS_EXIT;
 	/*
-	 * What it ran since its last stop, while its memory is there: a
-	 * thread that ends in code run natively never stops again.
+	 * What it ran since its last stop, read while its memory is there
+	 * (a thread that ends in code run natively never stops again).  A
+	 * backend's sync() only reads at an exit event: the thread can only
+	 * run to its end.
 	 */
 	if (t->ops->sync)
 		t->ops->sync(t, th);

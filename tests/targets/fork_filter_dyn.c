@@ -8,16 +8,34 @@
  * how the child ended and exits 3.  With "parent", the parent crashes
  * at once instead, and the child goes on a while later (after tracing
  * ended, where the parent's crash ends it): its callbacks meet no int3
- * left behind, and it prints "child done".  For --only / --exclude under
+ * left behind, and it prints "child done".  With "spawn", both run
+ * /bin/true through posix_spawn (a vfork child in their memory, with
+ * their int3s in it) after their work.  For --only / --exclude under
  * --follow-fork.
  */
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+extern char **environ;
+
 static int crash_in_compare;
+
+/* /bin/true through posix_spawn (clone with CLONE_VM | CLONE_VFORK). */
+static int spawn_true(void)
+{
+	char *argv[] = { "/bin/true", NULL };
+	int status = -1;
+	pid_t pid;
+
+	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0 ||
+	    waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
 
 static int compare(const void *a, const void *b)
 {
@@ -62,11 +80,16 @@ int main(int argc, char **argv)
 			printf("child done\n");
 			fflush(stdout);
 		}
-		_exit(libc_work(4) + before ? 7 : 6);
+		before += libc_work(4);
+		if (argc > 1 && !strcmp(argv[1], "spawn") && spawn_true() != 0)
+			_exit(5);
+		_exit(before ? 7 : 6);
 	}
 	if (argc > 1 && !strcmp(argv[1], "parent"))
 		*(volatile unsigned *)NULL = before;	/* SIGSEGV */
 	before += libc_work(2);
+	if (argc > 1 && !strcmp(argv[1], "spawn") && spawn_true() != 0)
+		return 5;
 	if (waitpid(pid, &status, 0) != pid)
 		return 2;
 	printf("child %s %d\n", WIFEXITED(status) ? "exited" : "killed",
