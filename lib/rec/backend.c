@@ -271,11 +271,15 @@ static int child_resume(struct bt_target *t, struct bt_thread *th, int sig,
 
 	if (!r || sig)
 		return fast->resume(t, th, sig);
-	if (bt_fast_native(th, NULL))
-		return bt_thread_restart(th, PTRACE_CONT, 0);
 	ret = bt_thread_regs(th, &regs);
 	if (ret < 0)
 		return ret;
+	if (bt_fast_native(th, NULL)) {
+		if (th->why != BT_TS_EVENT || th->event != PTRACE_EVENT_EXEC)
+			return bt_thread_restart(th, PTRACE_CONT, 0);
+		/* a new program, whose own map says what runs natively */
+		bt_fast_native_back(t, th, regs.rip);
+	}
 	return record_run(t, th, &regs, r);
 }
 

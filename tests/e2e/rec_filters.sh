@@ -101,6 +101,28 @@ PY
 [ $? = 0 ] ||
 	{ echo "FAIL exec'd child under --only"; cat "$work/ex.err"; fails=$((fails + 1)); }
 
+# bash (untraced) forks children that run natively and exec gzip: each
+# gzip records its own code, exactly what a gzip traced alone records
+# (a native thread's exec starts the new program's filters; no libc),
+# and the output is the untraced run's
+loop='for i in 1 2 3; do gzip -c /etc/services | wc -c; done'
+"$BTRACE" run --only gzip --json -o "$work/gz1.json" -- gzip -c /etc/services \
+	>/dev/null 2>"$work/gz.err"
+want=$(bash -c "$loop")
+got=$("$BTRACE" run --follow-fork --only gzip --json -o "$work/gz.json" \
+	-- bash -c "$loop" 2>>"$work/gz.err")
+rc=$?
+python3 - "$work/gz1.json" "$work/gz.json" <<'PY' && [ $rc = 0 ] && [ "$got" = "$want" ]
+import json, sys
+one, tree = (json.load(open(f))["stats"] for f in sys.argv[1:3])
+for k in ("branches", "instructions"):
+    assert tree[k] == 3 * one[k] > 0, (k, one, tree)
+print("ok   bash loop of gzip | wc under --only gzip: %d branches, %d stops "
+      "(3 x gzip alone)" % (tree["branches"], tree["stops"]))
+PY
+[ $? = 0 ] ||
+	{ echo "FAIL gzip under --only: exit $rc, '$got' ('$want')"; cat "$work/gz.err"; fails=$((fails + 1)); }
+
 # Tracing ends at the parent's crash while its child goes on: the child's
 # copies of the re-entry int3s are taken out too (its callbacks from libc
 # would meet them: SIGTRAP), and it ends as without btrace
