@@ -119,7 +119,9 @@ struct bt_backend_ops {
 	 * A backend with a capture() that records into th->ring all the
 	 * same: bring th->ring up to date (what the thread ran is in it),
 	 * so that the tracer can read it from a position.  NULL with a
-	 * capture(): the trace has no positions.
+	 * capture(): the trace has no positions.  Also called at each
+	 * thread's exit event (its memory still there), where it must not
+	 * run the thread.
 	 */
 	void (*sync)(struct bt_target *t, struct bt_thread *th);
 

@@ -17,8 +17,9 @@
  * the fast mode ("foreign" threads).
  *
  * Untraced code (module filters, --from before its symbol) runs natively:
- * backend_native.c; in the target's own process only (a followed child
- * records all its code).
+ * backend_native.c, in every process of a followed tree (--from arms the
+ * target's own process; a followed child records its traced modules'
+ * code from its start).
  */
 #include <stdint.h>
 #include <sys/ptrace.h>
@@ -83,9 +84,11 @@ static int host_translatable(struct bt_target *t, uint64_t addr)
 {
 	pid_t pid = cur_pid(t);
 
+	struct rec_procs *s = procs_of(t);
+
 	if (pid == t->pid)
 		return bt_fast_code_traced(t, addr);
-	return rec_proc_code_stable(rec_procs_find(procs_of(t), pid), addr);
+	return rec_proc_code_stable(s, rec_procs_find(s, pid), addr);
 }
 
 /* Any int3 of btrace's in @pid: a debugger's breakpoint, the fast mode's. */
@@ -106,12 +109,6 @@ static int host_stop_at(struct bt_target *t, uint64_t addr)
 	return (kinds & BT_BP_MASK(BT_BP_USER)) ||
 	       ((kinds & BT_BP_MASK(BT_BP_BACKEND)) && pid == t->pid &&
 		bt_fast_hook_at(t, addr));
-}
-
-/* Untraced code runs natively in the target's own process only. */
-static int host_untraced(struct bt_target *t, uint64_t addr)
-{
-	return cur_pid(t) == t->pid && rec_native_untraced(t, addr);
 }
 
 /* The hook is in before anything is translated, and goes with exec. */
@@ -173,7 +170,7 @@ static const struct bt_recorder_host host = {
 	.gap = host_gap,
 	.time = bt_fast_history_time,
 	.maps_changed = host_maps_changed,
-	.untraced = host_untraced,
+	.untraced = rec_native_untraced,
 	.native_on = rec_native_on,
 	.native = rec_native_host,
 };
@@ -190,7 +187,7 @@ static int record_init(struct bt_target *t)
 	if (ret < 0)
 		return ret;
 	ret = bt_recorder_alloc(&r, t, &host);
-	s = ret < 0 ? NULL : rec_procs_alloc(t->pid, r, &host);
+	s = ret < 0 ? NULL : rec_procs_alloc(t, t->pid, r, &host);
 	if (!s) {
 		fast->fini(t);
 		return ret < 0 ? ret : -bte_nomem;
@@ -254,7 +251,7 @@ static int record_run(struct bt_target *t, struct bt_thread *th,
 		if (ret == 1)
 			return bt_fast_cont(th);
 	}
-	ret = pid_of(t, th) == t->pid ? rec_native_run(t, th, regs) : 0;
+	ret = rec_native_run(t, th, regs);
 	if (ret)
 		return ret < 0 ? ret : 0;
 	return step_insn(t, th, regs, r);
@@ -262,8 +259,9 @@ static int record_run(struct bt_target *t, struct bt_thread *th,
 
 /*
  * A thread of a followed child's process: into its process's
- * translation, stepped where it has no recorder, or with a signal to
- * deliver (the fast mode steps into the handler).
+ * translation, on in untraced code it runs natively, stepped where it
+ * has no recorder, or with a signal to deliver (the fast mode steps
+ * into the handler, or delivers it natively).
  */
 static int child_resume(struct bt_target *t, struct bt_thread *th, int sig,
 			struct bt_recorder *r)
@@ -276,6 +274,12 @@ static int child_resume(struct bt_target *t, struct bt_thread *th, int sig,
 	ret = bt_thread_regs(th, &regs);
 	if (ret < 0)
 		return ret;
+	if (bt_fast_native(th, NULL)) {
+		if (th->why != BT_TS_EVENT || th->event != PTRACE_EVENT_EXEC)
+			return bt_thread_restart(th, PTRACE_CONT, 0);
+		/* a new program, whose own map says what runs natively */
+		bt_fast_native_back(t, th, regs.rip);
+	}
 	return record_run(t, th, &regs, r);
 }
 
@@ -337,7 +341,7 @@ static int record_trap(struct bt_target *t, struct bt_thread *th,
 			return 0;
 		/* it had left natively: its trap is judged as such below */
 	}
-	if (pid_of(t, th) == t->pid && rec_native_trap(t, th, si))
+	if (rec_native_trap(t, th, si))
 		return 1;
 	if (bt_fast_stepping(th, &from) && si->si_code == SI_KERNEL &&
 	    bt_thread_regs(th, &regs) == 0 && regs.rip - 1 == from &&
@@ -421,8 +425,13 @@ static void record_release(struct bt_target *t)
 	for (i = 0; s && i < s->n; i++) {
 		rec_procs_pick(s, s->p[i].pid);
 		bt_recorder_release(s->p[i].r);
+		/* a fork child's re-entry int3s are its own copies */
+		bt_aspace_remove_kind(bt_target_aspace(t, s->p[i].pid),
+				      BT_BP_RECORDER);
 	}
-	bt_aspace_remove_kind(bt_target_aspace(t, t->pid), BT_BP_RECORDER);
+	if (!s)
+		bt_aspace_remove_kind(bt_target_aspace(t, t->pid),
+				      BT_BP_RECORDER);
 }
 
 /* ---- the history ------------------------------------------------------ */
@@ -431,7 +440,10 @@ static void record_release(struct bt_target *t)
  * mode's part. */
 static void record_sync(struct bt_target *t, struct bt_thread *th)
 {
-	bt_recorder_leave(recorder_of(t, th), th);
+	if (th->why == BT_TS_EXIT)
+		bt_recorder_exiting(recorder_of(t, th), th);
+	else
+		bt_recorder_leave(recorder_of(t, th), th);
 	fast->sync(t, th);
 }
 
@@ -460,13 +472,32 @@ static int record_probe(char *why, size_t size)
 	return fast->probe(why, size);
 }
 
-/* A followed fork child is stepped: its copies of our int3s go. */
+/*
+ * A followed child's first thread.  A fork child: its copies of its
+ * parent's re-entry int3s go; its recorder, copied at the parent's fork
+ * event, puts them back (the child may be stepped before that event is
+ * seen).  A vfork child runs in its parent's memory, stepped: every int3
+ * there is lifted until the parent's VFORK_DONE (rec_proc_events()).
+ */
 static int record_thread_start(struct bt_target *t, struct bt_thread *th)
 {
-	struct bt_aspace *as = bt_target_aspace(t, t->pid);
+	struct bt_aspace *as;
+	pid_t parent;
 
-	if (th->tgid && th->tgid != t->pid && as)
-		bt_aspace_fork_clean(as, th->tgid, BT_BP_MASK(BT_BP_RECORDER));
+	if (th->tgid && th->tgid != t->pid && th->tid == th->tgid) {
+		parent = bt_proc_parent(th->tgid);
+		/* a parent without a recorder has no int3 of the kind */
+		as = rec_procs_find(procs_of(t), parent) ?
+		     bt_target_aspace(t, parent) : NULL;
+		if (as && bt_aspace_count(as) &&
+		    bt_proc_shares_vm(parent, th->tgid)) {
+			if (!bt_aspace_lifted_all(as))
+				bt_aspace_lift_all(as);
+		} else if (as && bt_aspace_count(as)) {
+			bt_aspace_fork_clean(as, th->tgid,
+					     BT_BP_MASK(BT_BP_RECORDER));
+		}
+	}
 	return fast->thread_start(t, th);
 }
 

@@ -9,6 +9,12 @@
  * translated call.  The history is the fast mode's: the branch into
  * untraced code, then an untraced gap from where it went to where it came
  * back.
+ *
+ * Each process of a followed tree has its own: what is traced is read
+ * from its own map, its re-entry points from its own modules, its int3s
+ * are in its own memory (a fork child's copied with its recorder,
+ * rec_native_fork()).  The host's calls answer for the process of the
+ * recorder picked last (rec_procs.h).
  */
 #include <sys/ptrace.h>
 
@@ -22,16 +28,41 @@
 #include "tracer/aspace.h"
 #include "tracer/tracer.h"
 
+/* The process of the call under way: the target's own, or a child's. */
+static struct rec_proc *child_of(struct bt_target *t)
+{
+	struct rec_procs *s = bt_fast_above(t);
+
+	return s && s->cur != t->pid ? rec_procs_find(s, s->cur) : NULL;
+}
+
+/*
+ * --from arms the target's own process; a followed child's untraced code
+ * is that of the modules its own map says the filters leave out.
+ */
 int rec_native_untraced(struct bt_target *t, uint64_t addr)
 {
+	struct rec_proc *p = child_of(t);
+
+	if (p)
+		return rec_proc_code_untraced(bt_fast_above(t), p, addr);
 	return bt_fast_armed(t) && !bt_fast_traced(t, addr);
+}
+
+int rec_native_reentry_ok(struct bt_target *t, uint64_t addr)
+{
+	struct rec_proc *p = child_of(t);
+
+	if (p)
+		return rec_proc_code_stable(bt_fast_above(t), p, addr);
+	return bt_fast_code_stable(t, addr);
 }
 
 static int entry_add(struct bt_target *t, const char *name, uint64_t addr,
 		     void *ctx)
 {
 	(void)name;
-	if (bt_fast_code_stable(t, addr))
+	if (rec_native_reentry_ok(t, addr))
 		bt_recorder_reentry_add(ctx, addr);
 	return 0;
 }
@@ -39,10 +70,11 @@ static int entry_add(struct bt_target *t, const char *name, uint64_t addr,
 void rec_native_on(struct bt_target *t)
 {
 	struct rec_procs *s = bt_fast_above(t);
-	struct bt_recorder *r = s ? s->p[0].r : NULL;
+	struct rec_proc *p = s ? rec_procs_find(s, s->cur) : NULL;
+	struct bt_recorder *r = p ? p->r : NULL;
 
 	if (r && bt_recorder_native_on(r)) {
-		bt_fast_syms_each(t, entry_add, r);
+		bt_fast_syms_each(t, p->pid, entry_add, r);
 		rec_native_entries(t, r);
 	}
 }
@@ -66,7 +98,8 @@ int rec_native_run(struct bt_target *t, struct bt_thread *th,
 int rec_native_trap(struct bt_target *t, struct bt_thread *th,
 		    const siginfo_t *si)
 {
-	struct bt_aspace *as = bt_target_aspace(t, t->pid);
+	pid_t pid = th->tgid ? th->tgid : t->pid;
+	struct bt_aspace *as = bt_target_aspace(t, pid);
 	struct user_regs_struct regs;
 	uint64_t at, from;
 	unsigned kinds;
@@ -79,7 +112,8 @@ int rec_native_trap(struct bt_target *t, struct bt_thread *th,
 	    (kinds & BT_BP_MASK(BT_BP_USER)))
 		return 0;
 	if (bt_fast_native(th, NULL)) {
-		if (!bt_fast_armed(t))
+		/* before --from, the fast mode's own native thread */
+		if (pid == t->pid && !bt_fast_armed(t))
 			return 0;
 		bt_fast_native_back(t, th, at);
 	} else if (bt_fast_stepping(th, &from)) {

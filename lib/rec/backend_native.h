@@ -18,8 +18,13 @@ struct bt_target;
 struct bt_thread;
 struct bt_recorder;
 
-/* The host's untraced(), native_on() and native() (bt_recorder_host). */
+/*
+ * The host's untraced(), native_on() and native() (bt_recorder_host),
+ * for the process of the recorder picked last.
+ */
 int rec_native_untraced(struct bt_target *t, uint64_t addr);
+/* Code at @addr that a re-entry int3 may stand on: traced, not changing. */
+int rec_native_reentry_ok(struct bt_target *t, uint64_t addr);
 void rec_native_on(struct bt_target *t);
 void rec_native_host(struct bt_target *t, struct bt_thread *th,
 		     uint64_t left_to);

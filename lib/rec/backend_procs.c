@@ -58,6 +58,18 @@ static void on_exec(struct bt_target *t, struct bt_thread *th,
 	rec_procs_add(s, pid, r);
 }
 
+/*
+ * @th's vfork child left its memory (exec or exit): the int3s lifted
+ * for it (record_thread_start) go back.
+ */
+static void on_vfork_done(struct bt_target *t, struct bt_thread *th)
+{
+	struct bt_aspace *as = bt_target_aspace(t, tgid_of(t, th));
+
+	if (as && bt_aspace_lifted_all(as))
+		bt_aspace_unlift_all(as);
+}
+
 void rec_proc_events(struct bt_target *t, struct bt_thread *th)
 {
 	struct rec_procs *s = bt_fast_above(t);
@@ -69,6 +81,8 @@ void rec_proc_events(struct bt_target *t, struct bt_thread *th)
 		on_fork(t, th, s);
 	else if (th->event == PTRACE_EVENT_EXEC)
 		on_exec(t, th, s);
+	else if (th->event == PTRACE_EVENT_VFORK_DONE)
+		on_vfork_done(t, th);
 }
 
 void rec_proc_thread_end(struct bt_target *t, struct bt_thread *th)

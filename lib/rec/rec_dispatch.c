@@ -344,6 +344,18 @@ int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
 	return v;
 }
 
+void bt_recorder_exiting(struct bt_recorder *r, struct bt_thread *th)
+{
+	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
+	struct user_regs_struct regs;
+
+	if (!rt || !rt->in || th->state != BT_TH_STOPPED ||
+	    bt_thread_regs(th, &regs) < 0)
+		return;
+	if (!rc_native_out(r, rt, &regs, regs.rip))
+		rc_drain(r, rt, 0);
+}
+
 void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 {
 	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;

@@ -34,7 +34,7 @@ struct entries_ctx {
 
 static void entry_at(struct entries_ctx *c, uint64_t addr)
 {
-	if (bt_fast_code_stable(c->t, addr))
+	if (rec_native_reentry_ok(c->t, addr))
 		bt_recorder_reentry_add(c->r, addr);
 }
 
@@ -152,7 +152,7 @@ static void auxv_entry(struct entries_ctx *c)
 	uint64_t av[2];
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)c->t->pid);
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)bt_recorder_pid(c->r));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -178,7 +178,7 @@ void rec_native_entries(struct bt_target *t, struct bt_recorder *r)
 	if (!d)
 		return;
 	dwfl_report_begin(d);
-	if (dwfl_linux_proc_report(d, t->pid) == 0) {
+	if (dwfl_linux_proc_report(d, bt_recorder_pid(r)) == 0) {
 		dwfl_report_end(d, NULL, NULL);
 		dwfl_getmodules(d, module_entries, &c, 0);
 	}

@@ -5,7 +5,9 @@
  * lookup tables and ring slots in it, so the tracer's side of the
  * parent's recorder is copied for it: zones and their points, the blocks
  * and both indexes, the mirror of the tables, which slots are dirty, and
- * the pages of code it write-protected (the child's copies are so too).
+ * the pages of code it write-protected (the child's copies are so too),
+ * the native exits to untraced code and the int3s where native code
+ * comes back (rc_native_fork()).
  * The child goes on running its parent's translations at once, through
  * ptrace nothing but its own slot's set-up.  Its one thread takes a slot
  * of its own (the forking thread's slot holds the parent's ring as it
@@ -201,6 +203,8 @@ int bt_recorder_fork(const struct bt_recorder *p, pid_t child,
 		ret = tables_copy(c, p);
 	if (ret == 0)
 		ret = rc_wp_copy(c, p);
+	if (ret == 0)
+		ret = rc_native_fork(c, p);
 	if (ret < 0) {
 		bt_recorder_free(c);
 		return bt_fail(bte_nomem, ENOMEM, "recorder of %d", (int)child);

@@ -201,7 +201,7 @@ void rc_native_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 {
 	static const uint64_t zero;
 	struct rnative *n = r->nat;
-	struct bt_aspace *as = bt_target_aspace(r->t, r->t->pid);
+	struct bt_aspace *as = bt_target_aspace(r->t, r->pid);
 	size_t i;
 	int w;
 
@@ -232,6 +232,52 @@ void rc_native_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 	}
 }
 
+static int aset_copy(struct aset *c, const struct aset *p)
+{
+	memset(c, 0, sizeof(*c));
+	if (!p->cap)
+		return 0;
+	c->key = malloc(p->cap * sizeof(*c->key));
+	c->val = malloc(p->cap * sizeof(*c->val));
+	if (!c->key || !c->val) {
+		aset_clear(c);
+		return -bte_nomem;
+	}
+	memcpy(c->key, p->key, p->cap * sizeof(*c->key));
+	memcpy(c->val, p->val, p->cap * sizeof(*c->val));
+	c->cap = p->cap;
+	c->n = p->n;
+	return 0;
+}
+
+/*
+ * Fork child @c of @p: its memory holds @p's native exits (zones and
+ * tables are copies) and held its re-entry int3s, which the child's first
+ * stop took out (backend.c): they go back in, into its address space.
+ */
+int rc_native_fork(struct bt_recorder *c, const struct bt_recorder *p)
+{
+	struct rnative *n;
+	size_t i;
+	int ret;
+
+	if (!p->nat)
+		return 0;
+	n = nat(c);
+	if (!n)
+		return -bte_nomem;
+	n->on = p->nat->on;
+	ret = aset_copy(&n->exits, &p->nat->exits);
+	if (ret == 0)
+		ret = aset_copy(&n->reentry, &p->nat->reentry);
+	for (i = 0; ret == 0 && i < n->reentry.cap; i++)
+		if (n->reentry.key[i] && n->reentry.val[i])
+			ret = bt_aspace_insert(bt_target_aspace(c->t, c->pid),
+					       n->reentry.key[i],
+					       BT_BP_RECORDER);
+	return ret;
+}
+
 /* ---- coming back ---------------------------------------------------------- */
 
 int bt_recorder_reentry_add(struct bt_recorder *r, uint64_t addr)
@@ -244,7 +290,7 @@ int bt_recorder_reentry_add(struct bt_recorder *r, uint64_t addr)
 		return -bte_nomem;
 	if (aset_get(&n->reentry, addr, &live) && live)
 		return 0;
-	ret = bt_aspace_insert(bt_target_aspace(r->t, r->t->pid), addr,
+	ret = bt_aspace_insert(bt_target_aspace(r->t, r->pid), addr,
 			       BT_BP_RECORDER);
 	if (ret < 0)
 		return ret;
@@ -311,7 +357,7 @@ void bt_recorder_step_lift(struct bt_recorder *r, struct bt_thread *th,
 
 	if (!rt || !r->nat || rt->lifted)
 		return;
-	as = bt_target_aspace(r->t, r->t->pid);
+	as = bt_target_aspace(r->t, r->pid);
 	if ((bt_aspace_kinds(as, pc) & BT_BP_MASK(BT_BP_RECORDER)) &&
 	    bt_aspace_lift(as, pc) == 0)
 		rt->lifted = pc;
@@ -323,7 +369,7 @@ void bt_recorder_step_unlift(struct bt_recorder *r, struct bt_thread *th)
 
 	if (!rt || !rt->lifted)
 		return;
-	bt_aspace_unlift(bt_target_aspace(r->t, r->t->pid), rt->lifted);
+	bt_aspace_unlift(bt_target_aspace(r->t, r->pid), rt->lifted);
 	rt->lifted = 0;
 }
 

@@ -8,11 +8,13 @@
 
 #include "btrace/error.h"
 #include "btrace/maps.h"
+#include "backend/soft/fast.h"
 #include "internal.h"
 #include "rec/rec_procs.h"
 #include "rec/recorder.h"
 
-struct rec_procs *rec_procs_alloc(pid_t pid, struct bt_recorder *r,
+struct rec_procs *rec_procs_alloc(struct bt_target *t, pid_t pid,
+				  struct bt_recorder *r,
 				  const struct bt_recorder_host *host)
 {
 	struct rec_procs *s = calloc(1, sizeof(*s));
@@ -27,6 +29,7 @@ struct rec_procs *rec_procs_alloc(pid_t pid, struct bt_recorder *r,
 	}
 	s->cur = pid;
 	s->host = host;
+	s->t = t;
 	return s;
 }
 
@@ -100,7 +103,7 @@ struct rec_proc *rec_procs_pick(struct rec_procs *s, pid_t pid)
 
 /* ---- a process's map of code ------------------------------------------- */
 
-static int regions_load(struct rec_proc *p)
+static int regions_load(struct rec_procs *s, struct rec_proc *p)
 {
 	struct bt_maps maps;
 	size_t i, n = 0;
@@ -125,6 +128,7 @@ static int regions_load(struct rec_proc *p)
 		p->region[n].start = m->start;
 		p->region[n].end = m->end;
 		p->region[n].stable = file && !(m->prot & BT_MAP_W);
+		p->region[n].traced = bt_fast_module_traced(s->t, m->path);
 		n++;
 	}
 	p->nregion = n;
@@ -133,18 +137,35 @@ static int regions_load(struct rec_proc *p)
 	return 0;
 }
 
-int rec_proc_code_stable(struct rec_proc *p, uint64_t addr)
+/* The region of @p's code at @addr, the maps read again if need be. */
+static const struct rec_region *region_of(struct rec_procs *s,
+					  struct rec_proc *p, uint64_t addr)
 {
 	size_t i;
 	int pass;
 
-	for (pass = 0; pass < 2; pass++) {
-		if ((p->maps_stale || pass) && regions_load(p) < 0)
-			return 0;
+	for (pass = 0; p && pass < 2; pass++) {
+		if ((p->maps_stale || pass) && regions_load(s, p) < 0)
+			return NULL;
 		for (i = 0; i < p->nregion; i++)
 			if (addr >= p->region[i].start && addr < p->region[i].end)
-				return p->region[i].stable ?
-				       BT_MAP_R | BT_MAP_X : 0;
+				return &p->region[i];
 	}
-	return 0;
+	return NULL;
+}
+
+int rec_proc_code_stable(struct rec_procs *s, struct rec_proc *p,
+			 uint64_t addr)
+{
+	const struct rec_region *g = region_of(s, p, addr);
+
+	return g && g->stable && g->traced ? BT_MAP_R | BT_MAP_X : 0;
+}
+
+int rec_proc_code_untraced(struct rec_procs *s, struct rec_proc *p,
+			   uint64_t addr)
+{
+	const struct rec_region *g = region_of(s, p, addr);
+
+	return g && !g->traced;
 }

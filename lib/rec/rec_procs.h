@@ -28,6 +28,7 @@ struct bt_thread;
 struct rec_region {
 	uint64_t start, end;
 	int stable;		/* mapped from a file (or the vDSO), not writable */
+	int traced;		/* its module is traced by the filters */
 };
 
 struct rec_proc {
@@ -43,13 +44,15 @@ struct rec_procs {
 	size_t n, cap;
 	pid_t cur;		/* the process of the call under way */
 	const struct bt_recorder_host *host;	/* for recorders made */
+	struct bt_target *t;	/* whose filters say what is traced */
 };
 
 /*
- * A set whose first process is @pid with recorder @r, made with @host;
- * NULL: no memory (@r freed).
+ * A set of @t's whose first process is @pid with recorder @r, made with
+ * @host; NULL: no memory (@r freed).
  */
-struct rec_procs *rec_procs_alloc(pid_t pid, struct bt_recorder *r,
+struct rec_procs *rec_procs_alloc(struct bt_target *t, pid_t pid,
+				  struct bt_recorder *r,
 				  const struct bt_recorder_host *host);
 /* Frees every recorder in it too; NULL is fine. */
 void rec_procs_free(struct rec_procs *s);
@@ -64,10 +67,16 @@ void rec_procs_drop(struct rec_procs *s, pid_t pid);
 struct rec_proc *rec_procs_pick(struct rec_procs *s, pid_t pid);
 
 /*
- * May code at @addr of @p run translated (file-backed, not writable)?
- * Its protection as BT_MAP_* (bt_fast_code_traced's answer), 0 if not.
+ * May code at @addr of @p run translated (file-backed, not writable, its
+ * module traced by the filters)?  Its protection as BT_MAP_*
+ * (bt_fast_code_traced's answer), 0 if not.
  */
-int rec_proc_code_stable(struct rec_proc *p, uint64_t addr);
+int rec_proc_code_stable(struct rec_procs *s, struct rec_proc *p,
+			 uint64_t addr);
+
+/* Is code at @addr of @p in a module the filters leave untraced? */
+int rec_proc_code_untraced(struct rec_procs *s, struct rec_proc *p,
+			   uint64_t addr);
 
 /*
  * backend_procs.c: before @th is resumed, what its event means for the

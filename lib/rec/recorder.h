@@ -168,6 +168,14 @@ void bt_recorder_unprotect(struct bt_recorder *r, struct bt_thread *th);
 /* Bring @th (stopped, in) back to the program's own state; see above. */
 void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th);
 
+/*
+ * @th stopped at its exit event (PTRACE_EVENT_EXIT), its memory still
+ * there: what its ring got since its last stop is read.  It is not moved
+ * (it can only run to its end): one that had left natively is out, one
+ * killed inside its translation stays in.
+ */
+void bt_recorder_exiting(struct bt_recorder *r, struct bt_thread *th);
+
 /* @th is gone or detached: what its ring still holds is decoded. */
 void bt_recorder_thread_end(struct bt_recorder *r, struct bt_thread *th);
 

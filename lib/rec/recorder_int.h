@@ -235,6 +235,7 @@ void rc_native_flush(struct bt_recorder *r);
 void rc_native_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_native_reset(struct bt_recorder *r);
 void rc_native_free(struct bt_recorder *r);
+int rc_native_fork(struct bt_recorder *c, const struct bt_recorder *p);
 
 /* rec_wp.c: code the program writes (write-protected pages) */
 struct rb *rc_wp_block_get(struct bt_recorder *r, struct bt_thread *th,

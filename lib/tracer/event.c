@@ -241,6 +241,30 @@ static void fault_keep(struct bt_target *t, struct bt_thread *th)
 }
 
 /*
+ * A fatal signal that is a followed process's fate, not its crash: sent
+ * by another process (a pool's terminate(), kill from a shell), or the
+ * kernel's SIGPIPE for a pipe whose reader left (a pipeline's writer
+ * ends so).  That process dies as it would and the rest of the tree is
+ * traced on, as a user of perf sees a tree.  Anything else that kills
+ * it is its own crash and the stop: a fault, abort(), raise(), a kill
+ * of its own pid.  The first process's death by any signal ends the run
+ * and is reported (who sent it: stop_fill_siginfo()).
+ */
+static int sig_is_fate(const struct bt_target *t, const struct bt_thread *th,
+		       int sig, const siginfo_t *si)
+{
+	int sent = si->si_code == SI_USER || si->si_code == SI_TKILL ||
+		   si->si_code == SI_QUEUE;
+
+	if (!th->tgid || th->tgid == t->pid || !sent)
+		return 0;
+	/* SIGPIPE of a write: SI_USER from the writer itself (the kernel's) */
+	if (sig == SIGPIPE && si->si_code == SI_USER)
+		return 1;
+	return si->si_pid != th->tgid;
+}
+
+/*
  * Judge the signal @th stopped with: 1 and *@stop filled if it is a stop
  * to report (a breakpoint, a fatal signal, Ctrl-C), 0 if the program
  * gets it on resume.
@@ -270,6 +294,10 @@ int bt_judge_signal(struct bt_target *t, struct bt_thread *th,
 		return 0;
 	case BT_SIG_PASS:
 		return 0;
+	case BT_SIG_FATAL:
+		if (sig_is_fate(t, th, sig, &th->si))
+			return 0;	/* it dies; the tree goes on */
+		break;
 	}
 report:
 	th->stepping = 0;
@@ -341,6 +369,14 @@ static void exit_take(struct bt_target *t, struct bt_thread *th)
 
 	th->exiting = 1;
 	th->why = BT_TS_EXIT;
+	/*
+	 * What it ran since its last stop, read while its memory is there
+	 * (a thread that ends in code run natively never stops again).  A
+	 * backend's sync() only reads at an exit event: the thread can only
+	 * run to its end.
+	 */
+	if (t->ops->sync)
+		t->ops->sync(t, th);
 	if (th->tgid != t->pid)
 		return;
 	ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);

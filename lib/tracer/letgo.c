@@ -19,16 +19,6 @@
 #include "tracer/tracer.h"
 #include "tracer/tracer_int.h"
 
-/* The parent of process @pid, or 0. */
-static pid_t getppid_of(pid_t pid)
-{
-	char buf[32];
-
-	if (bt_proc_status(pid, 0, "PPid", buf, sizeof(buf)) < 0)
-		return 0;
-	return atoi(buf);
-}
-
 /* Reap threads that were let go at their exit: no zombie left behind. */
 static void reap_dying(struct bt_target *t)
 {
@@ -41,7 +31,7 @@ static void reap_dying(struct bt_target *t)
 		if (th->state != BT_TH_RUNNING || !th->exiting)
 			continue;
 		/* A leader we also forked is for our caller's waitpid. */
-		if (th->tid == t->pid && getppid_of(t->pid) == getpid())
+		if (th->tid == t->pid && bt_proc_parent(t->pid) == getpid())
 			continue;
 		if (waitpid(th->tid, &status, __WALL | WNOHANG) == th->tid &&
 		    (WIFEXITED(status) || WIFSIGNALED(status)))
@@ -308,7 +298,7 @@ int bt_target_finish(struct bt_target *t, int *wstatus)
 static void kill_reap(struct bt_target *t, struct bt_thread *th)
 {
 	int keep = !t->launched && th->tid == t->pid &&
-		   getppid_of(t->pid) == getpid();
+		   bt_proc_parent(t->pid) == getpid();
 	struct bt_stop ignored;
 	siginfo_t si;
 	int status;

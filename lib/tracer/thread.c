@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kcmp.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "btrace/branch.h"
@@ -246,6 +249,20 @@ uint64_t bt_proc_sigmask(pid_t pid, pid_t tid, const char *key)
 	if (bt_proc_status(pid, tid, key, buf, sizeof(buf)) < 0)
 		return 0;
 	return strtoull(buf, NULL, 16);
+}
+
+int bt_proc_shares_vm(pid_t a, pid_t b)
+{
+	return syscall(SYS_kcmp, a, b, KCMP_VM, 0, 0) == 0;
+}
+
+pid_t bt_proc_parent(pid_t pid)
+{
+	char buf[32];
+
+	if (bt_proc_status(pid, 0, "PPid", buf, sizeof(buf)) < 0)
+		return 0;
+	return (pid_t)atoi(buf);
 }
 
 /* The thread to show for an interrupt: the main one if it is there. */

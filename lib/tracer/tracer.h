@@ -131,6 +131,19 @@ struct bt_target {
  */
 struct bt_aspace *bt_target_aspace(struct bt_target *t, pid_t tgid);
 
+/*
+ * The parent of process @pid, or 0.  A followed fork child's at its first
+ * stop is the process that forked it (stopped at its fork event).
+ */
+pid_t bt_proc_parent(pid_t pid);
+
+/*
+ * Do processes @a and @b share their memory (a vfork child and its
+ * parent until the child execs or exits)?  kcmp(2); 0 where it cannot
+ * tell (no kcmp in the kernel).
+ */
+int bt_proc_shares_vm(pid_t a, pid_t b);
+
 /* The thread @tid (not gone), or NULL. */
 struct bt_thread *bt_thread_find(const struct bt_target *t, pid_t tid);
 

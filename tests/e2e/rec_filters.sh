@@ -37,6 +37,19 @@ check -m record -o gzip -- gzip -c "$work/in.txt"
 check -m record -x 'libc.so*' -- gzip -c "$work/in.txt"
 # threads that start in libc, run the program's function, and crash
 check -t -m record -o thread_crash -- "$TARGETS/thread_crash"
+# a followed fork child runs untraced code natively too (the native exits
+# and re-entry int3s came with its memory): both processes against the
+# stepped histories filtered the same way; the child crashing in the
+# comparator libc's qsort calls (where its parent had got to is timing)
+f="$TARGETS/fork_filter_dyn"
+check -k -m record -o fork_filter_dyn -- "$f"
+check -k -m record -x 'libc.so*' -- "$f"
+check -k -t -m record -o fork_filter_dyn -- "$f" crash
+# both run /bin/true through posix_spawn, a vfork child in their memory
+# with their re-entry int3s in it (lifted while it runs there, not taken
+# out): the parent's history holds (-S; the spawned programs' maps are
+# not the parent's, which softdiff filters with)
+check -k -S -m record -o fork_filter_dyn -- "$f" spawn
 # --from: native until the symbol, then recorded
 check -b fast -m record -F fib -- "$c" 5
 check -b fast -m record -F main -o qsort_dyn -- "$q"
@@ -63,5 +76,64 @@ if echo "$out" | grep -q '^stop: breakpoint 1' && echo "$out" | grep -q '=> .* q
 	echo "ok   --only --until qsort"
 else
 	echo "FAIL --only --until qsort"; echo "$out"; fails=$((fails + 1))
+fi
+
+# A program exec'd in a followed tree gets the filters on its own map: the
+# crash of fork_filter_dyn's child under bash is the stop, and its history
+# holds the executable's branches only (libc's qsort and the loader are
+# untraced gaps; the executable's code is far smaller than 64 KiB)
+"$BTRACE" run --follow-fork --only fork_filter_dyn --json -o "$work/ex.json" \
+	--last 4000 -- bash -c "$f crash; echo \$?" >"$work/ex.out" 2>"$work/ex.err"
+rc=$?
+python3 - "$work/ex.json" "$rc" "$(cat "$work/ex.out")" <<'PY'
+import json, sys
+doc, rc, out = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+assert rc == "0" and out == "child killed 11\n3", (rc, out)
+assert doc["stop"]["signal"] == "SIGSEGV" and doc["stop"]["tid"] != doc["pid"]
+br = [b for b in doc["threads"][0]["branches"]]
+own = [int(b["from"], 16) for b in br if b["kind"] != "gap"]
+gaps = [b for b in br if b["kind"] == "gap"]
+assert own and len(gaps) >= 5, br
+assert max(own) - min(own) < 0x10000, [hex(a) for a in own if a - min(own) >= 0x10000][:5]
+print("ok   exec'd child under --only: %d branches of its own, %d gaps" %
+      (len(own), len(gaps)))
+PY
+[ $? = 0 ] ||
+	{ echo "FAIL exec'd child under --only"; cat "$work/ex.err"; fails=$((fails + 1)); }
+
+# bash (untraced) forks children that run natively and exec gzip: each
+# gzip records its own code, exactly what a gzip traced alone records
+# (a native thread's exec starts the new program's filters; no libc),
+# and the output is the untraced run's
+loop='for i in 1 2 3; do gzip -c /etc/services | wc -c; done'
+"$BTRACE" run --only gzip --json -o "$work/gz1.json" -- gzip -c /etc/services \
+	>/dev/null 2>"$work/gz.err"
+want=$(bash -c "$loop")
+got=$("$BTRACE" run --follow-fork --only gzip --json -o "$work/gz.json" \
+	-- bash -c "$loop" 2>>"$work/gz.err")
+rc=$?
+python3 - "$work/gz1.json" "$work/gz.json" <<'PY' && [ $rc = 0 ] && [ "$got" = "$want" ]
+import json, sys
+one, tree = (json.load(open(f))["stats"] for f in sys.argv[1:3])
+for k in ("branches", "instructions"):
+    assert tree[k] == 3 * one[k] > 0, (k, one, tree)
+print("ok   bash loop of gzip | wc under --only gzip: %d branches, %d stops "
+      "(3 x gzip alone)" % (tree["branches"], tree["stops"]))
+PY
+[ $? = 0 ] ||
+	{ echo "FAIL gzip under --only: exit $rc, '$got' ('$want')"; cat "$work/gz.err"; fails=$((fails + 1)); }
+
+# Tracing ends at the parent's crash while its child goes on: the child's
+# copies of the re-entry int3s are taken out too (its callbacks from libc
+# would meet them: SIGTRAP), and it ends as without btrace
+want=$("$f" parent 2>&1)
+got=$("$BTRACE" run --follow-fork --only fork_filter_dyn -o "$work/parent.txt" \
+	-- "$f" parent 2>/dev/null)
+rc=$?
+if [ $rc = 139 ] && [ "$got" = "$want" ] && echo "$got" | grep -q "child done"; then
+	echo "ok   the child outlives tracing under --only"
+else
+	echo "FAIL the child outlives tracing: exit $rc, '$got' ('$want')"
+	fails=$((fails + 1))
 fi
 [ $fails = 0 ]

@@ -62,7 +62,7 @@ def sq(x):
     return x * x
 if __name__ == "__main__":
     # close and join: the workers end on their own (the with statement's
-    # terminate() would SIGTERM those still alive, as timing decides)
+    # terminate(), SIGTERM to those still alive: rec_tree_fate.sh)
     p = multiprocessing.Pool(2)
     print(sum(p.map(sq, range(200))))
     p.close()

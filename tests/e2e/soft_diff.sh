@@ -7,7 +7,8 @@
 # see file-mapped code change under it: rec_remap is the recorder's only.)  Threaded targets are compared with the
 # timing-dependent parts relaxed (softdiff -t).  Skipped, and named as
 # such: the programs of the attach and session tests (they wait on
-# clocks, threads and input), scrub (it walks its own mappings, btrace's
+# clocks, threads and input), the process trees of rec_filters and
+# rec_tree_fate (compared there, children too), scrub (it walks its own mappings, btrace's
 # among them), programs sized for clocks or ring overflow, and programs
 # that do not end by themselves or take more than 0.5 s untraced.
 . "$TESTDIR/e2e/lib/common.sh"
@@ -27,6 +28,9 @@ for prog in "$TARGETS"/*; do
 		continue ;;
 	scrub)	# walks /proc/self/maps: its path depends on btrace's mappings
 		echo "skip $name: its path depends on the mappings btrace adds (e2e/rec_scrub)"
+		continue ;;
+	fork_filter_dyn|tree_kill)	# trees, compared in their own tests
+		echo "skip $name: a process tree (e2e/rec_filters, e2e/rec_tree_fate)"
 		continue ;;
 	timed|fault_handled)	# sized for clocks and ring overflow
 		echo "skip $name: too long to single-step (e2e/timeline_time, e2e/run_fault_handled)"

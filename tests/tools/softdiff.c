@@ -334,6 +334,14 @@ static const struct history *stopped_of(const struct run *r)
 }
 
 /* -S: the thread that stopped, in each run, record for record. */
+/* Records @x and @y the same?  Gaps by where they lead under -o, -x. */
+static int rec_same(struct bt_rec_branch x, struct bt_rec_branch y)
+{
+	if ((nonly || nexclude) && x.kind == BT_BR_GAP && y.kind == BT_BR_GAP)
+		x.from = y.from = 0;
+	return !memcmp(&x, &y, sizeof(x));
+}
+
 static int compare_stopped(const struct run *ref, const struct run *fast)
 {
 	const struct history *a = stopped_of(ref), *b = stopped_of(fast);
@@ -344,7 +352,7 @@ static int compare_stopped(const struct run *ref, const struct run *fast)
 		return 1;
 	}
 	for (k = 0; k < a->n && k < b->n; k++)
-		if (memcmp(&a->rec[k], &b->rec[k], sizeof(a->rec[k])))
+		if (!rec_same(a->rec[k], b->rec[k]))
 			break;
 	if (k == a->n && k == b->n)
 		return 0;
@@ -380,10 +388,7 @@ static int compare(const struct run *ref, const struct run *fast)
 
 			if (loose)	/* the first after a vDSO divergence */
 				x.ninsn = y.ninsn = 0;
-			if ((nonly || nexclude) && x.kind == BT_BR_GAP &&
-			    y.kind == BT_BR_GAP)
-				x.from = y.from = 0;	/* where it went: -o, -x */
-			if (!memcmp(&x, &y, sizeof(x))) {
+			if (rec_same(x, y)) {
 				ka++, kb++, loose = 0;
 				continue;
 			}

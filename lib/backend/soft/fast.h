@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/user.h>
 
 #include "backend/soft/soft_fast.h"
@@ -135,11 +136,16 @@ void bt_fast_native_back(struct bt_target *t, struct bt_thread *th,
 void bt_fast_chain_cut(struct bt_target *t, struct bt_thread *th,
 		       uint64_t at);
 
-/* @fn for each function symbol of the modules mapped now; @fn's non-zero
- * stops the walk and is returned. */
-int bt_fast_syms_each(struct bt_target *t,
+/* @fn for each function symbol of the modules mapped now in process
+ * @pid (the target's or a followed child's); @fn's non-zero stops the
+ * walk and is returned. */
+int bt_fast_syms_each(struct bt_target *t, pid_t pid,
 		      int (*fn)(struct bt_target *t, const char *name,
 				uint64_t addr, void *ctx),
 		      void *ctx);
+
+/* Is the module mapped from @path (NULL: anonymous) traced by the
+ * filters (--only, --exclude)? */
+int bt_fast_module_traced(const struct bt_target *t, const char *path);
 
 #endif /* BTRACE_FAST_H */

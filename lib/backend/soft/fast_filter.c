@@ -32,7 +32,7 @@ static int glob_match(const char *const *globs, const char *path)
 	return 0;
 }
 
-static int module_traced(const struct bt_target *t, const char *path)
+int bt_fast_module_traced(const struct bt_target *t, const char *path)
 {
 	const struct bt_target_opts *o = &t->opts;
 
@@ -70,7 +70,7 @@ static int regions_load(struct bt_target *t, struct fast *f)
 			continue;
 		r->start = m->start;
 		r->end = m->end;
-		r->traced = module_traced(t, m->path);
+		r->traced = bt_fast_module_traced(t, m->path);
 		r->volatile_code = (m->prot & BT_MAP_W) ||
 				   !(file || (m->path && !strcmp(m->path, "[vdso]")));
 		r->prot = (int)m->prot;
@@ -192,6 +192,14 @@ int fast_syms_each(struct bt_target *t,
 			  uint64_t addr, void *ctx),
 			  void *ctx)
 {
+	return bt_fast_syms_each(t, t->pid, fn, ctx);
+}
+
+int bt_fast_syms_each(struct bt_target *t, pid_t pid,
+		      int (*fn)(struct bt_target *t, const char *name,
+				uint64_t addr, void *ctx),
+		      void *ctx)
+{
 	static char *debuginfo_path;
 	static const Dwfl_Callbacks cb = {
 		.find_elf = dwfl_linux_proc_find_elf,
@@ -204,9 +212,9 @@ int fast_syms_each(struct bt_target *t,
 	if (!d)
 		return bt_fail(bte_nomem, 0, "dwfl_begin");
 	dwfl_report_begin(d);
-	if (dwfl_linux_proc_report(d, t->pid) != 0) {
+	if (dwfl_linux_proc_report(d, pid) != 0) {
 		dwfl_end(d);
-		return bt_fail(bte_noent, 0, "modules of %d", (int)t->pid);
+		return bt_fail(bte_noent, 0, "modules of %d", (int)pid);
 	}
 	dwfl_report_end(d, NULL, NULL);
 	dwfl_getmodules(d, syms_module, &c, 0);

@@ -71,11 +71,3 @@ void bt_fast_chain_cut(struct bt_target *t, struct bt_thread *th,
 	ft->nchain = 0;
 	ft->state = FT_RUN;
 }
-
-int bt_fast_syms_each(struct bt_target *t,
-		      int (*fn)(struct bt_target *t, const char *name,
-				uint64_t addr, void *ctx),
-		      void *ctx)
-{
-	return fast_syms_each(t, fn, ctx);
-}

@@ -349,7 +349,10 @@ static int fast_thread_start(struct bt_target *t, struct bt_thread *th)
 		 */
 		ft->foreign = 1;
 		ft->state = FT_RUN;
-		fast_fork_followed(t, th->tgid);
+		/* once, and only where our int3s are (not a later thread's
+		 * process, nor an exec'd child's child) */
+		if (th->tid == th->tgid && bt_proc_parent(th->tgid) == t->pid)
+			fast_fork_followed(t, th->tgid);
 	}
 	return 0;
 }

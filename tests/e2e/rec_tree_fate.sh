@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Under --follow-fork a process of the tree killed by another process
+# (kill, a pool's terminate(), SIGPIPE of a pipeline's writer) dies as it
+# would and the rest of the tree is traced on to the real stop; a crash
+# of its own (a fault, abort(), a kill of its own pid) is the stop, shown
+# with that process's history.  Either way the tree's exit status and
+# output are those of an untraced run.  The recorder and the fast mode.
+# - targets/tree_kill: the parent SIGTERMs a live worker, then crashes
+#   (the stop: the parent's crash, parent_only() in its history) or exits
+#   5; or worker 2 aborts, or kills itself: the stop is that worker's,
+#   worker_two_end() in its history.
+# - python3: a Pool in a with statement (terminate()) and a Process
+#   terminated while it sleeps; bash: `sleep & kill`; `yes | head -1`.
+. "$TESTDIR/e2e/lib/common.sh"
+need_cmd python3 bash yes head sleep
+prog=$TARGETS/tree_kill
+fails=0
+
+# mode, how, checks (python over the report): traced like untraced?
+tree_case() {
+	local mode=$1 how=$2 want got rc nrc
+	shift 2
+	want=$("$prog" $how 2>/dev/null)
+	nrc=$?
+	got=$(timeout 300 "$BTRACE" run --soft-mode "$mode" --follow-fork \
+		--json -o "$work/report" --last 500 -- "$prog" $how 2>"$work/err")
+	rc=$?
+	if [ $rc != $nrc ] || [ "$got" != "$want" ]; then
+		echo "FAIL $mode '$how': exit $rc (untraced $nrc), '$got' ('$want')"
+		cat "$work/err"
+		fails=$((fails + 1))
+		return
+	fi
+	python3 - "$work/report" "$mode '$how'" "$@" <<'PY' || fails=$((fails + 1))
+import json, sys
+doc = json.load(open(sys.argv[1]))
+name, want, sym = sys.argv[2], sys.argv[3], sys.argv[4]
+stop = doc["stop"]
+seen = "%s %s" % (stop["reason"], stop["signal"] or stop["status"])
+if seen != want:
+    sys.exit("FAIL %s: stop %s, want %s" % (name, seen, want))
+ours = stop["tid"] == doc["pid"]
+if ours != (sym == "parent_only"):
+    sys.exit("FAIL %s: stop in %d, the traced pid %d" %
+             (name, stop["tid"], doc["pid"]))
+sender = (stop.get("siginfo") or {}).get("sender")
+if sender and sender["pid"] != stop["tid"]:
+    sys.exit("FAIL %s: a signal sent by %s is the stop" % (name, sender))
+th = [t for t in doc["threads"] if t["tid"] == stop["tid"]]
+syms = [b["from_sym"] or "" for b in th[0]["branches"]] if th else []
+if not any(s.startswith(sym) for s in syms):
+    sys.exit("FAIL %s: %s not in the history of %d" % (name, sym, stop["tid"]))
+print("ok   %s: %s in %s, %s in its history" %
+      (name, seen, "the parent" if ours else "the worker", sym))
+PY
+}
+
+for mode in record fast; do
+	tree_case $mode "" "signal SIGSEGV" parent_only
+	tree_case $mode exit "exit 5" parent_only
+	tree_case $mode abort "signal SIGABRT" worker_two_end
+	tree_case $mode selfkill "signal SIGTERM" worker_two_end
+done
+
+cat >"$work/pool.py" <<'PY'
+import multiprocessing, time
+def sq(x):
+    return x * x
+if __name__ == "__main__":
+    # leaving the with statement terminate()s the workers still alive
+    with multiprocessing.Pool(2) as p:
+        print(sum(p.map(sq, range(200))))
+    q = multiprocessing.Process(target=time.sleep, args=(60,))
+    q.start()
+    q.terminate()
+    q.join()
+    print("exitcode", q.exitcode)
+PY
+
+# name, then the command: exit 0 and output as untraced, the stop its exit
+same() {
+	local name=$1 want got rc
+	shift
+	want=$("$@" 2>&1)
+	got=$(timeout 600 "$BTRACE" run --follow-fork -o "$work/report" --json \
+		-- "$@" 2>"$work/err")
+	rc=$?
+	if [ $rc != 0 ] || [ "$got" != "$want" ]; then
+		echo "FAIL $name: exit $rc, output '$got', untraced '$want'"
+		cat "$work/err" "$work/report"
+		fails=$((fails + 1))
+		return
+	fi
+	python3 - "$work/report" "$name" <<'PY' || fails=$((fails + 1))
+import json, sys
+stop = json.load(open(sys.argv[1]))["stop"]
+if stop["reason"] != "exit" or stop["status"] != 0:
+    sys.exit("FAIL %s: stopped %s" % (sys.argv[2], stop))
+print("ok   %s: the tree's exit" % sys.argv[2])
+PY
+}
+
+same "pool terminate" python3 "$work/pool.py"
+same "sleep & kill" bash -c 'sleep 60 & kill $!; wait $!; echo $?'
+same "yes | head" bash -c 'yes | head -1'
+[ $fails = 0 ]
