@@ -302,9 +302,12 @@ static struct rb *block_make(struct bt_recorder *r, uint64_t a);
 struct rb *rc_block_get(struct bt_recorder *r, uint64_t a)
 {
 	struct rb *p = r->prev_epoch == r->epoch ? r->prev : NULL, *b;
-	int k = !p ? -1 : a == p->next ? 0 : a == p->target ? 1 : -1;
+	/* a return's or indirect branch's last target in its target's place */
+	int k = !p ? -1 : a == p->next ? 0 :
+		a == p->target || !p->target ? 1 : -1;
 
-	if (k >= 0 && p->succ_epoch == r->epoch && p->succ[k]) {
+	if (k >= 0 && p->succ_epoch == r->epoch && p->succ[k] &&
+	    p->succ[k]->start == a) {
 		r->prev = p->succ[k];
 		return r->prev;
 	}

@@ -67,9 +67,14 @@ static void clock_init(struct rc_clock *c)
 
 int rc_clock_off(void)
 {
-	const char *v = getenv("BTRACE_REC_TIME");
+	static int off = -1;	/* asked at every stop and translation */
 
-	return v && !strcmp(v, "0");
+	if (off < 0) {
+		const char *v = getenv("BTRACE_REC_TIME");
+
+		off = v && !strcmp(v, "0");
+	}
+	return off;
 }
 
 uint64_t rc_clock_ns(struct rc_clock *c, uint64_t tsc)
