@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 static volatile unsigned long work;
-static long rounds = 200;
+static long rounds = 20;
 static char *pages;
 static long page;
 static volatile int handled;
@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa;
 	pthread_t w;
-	long i, faults = 3;
+	long i, faults = 2;
 
 	if (argc > 1)
 		rounds = atol(argv[1]);
