@@ -69,31 +69,16 @@ if __name__ == "__main__":
     p.join()
 PY
 
-same() {	# name, then the command: traced output equal to untraced
-	local name=$1 want got rc
-	shift
-	want=$("$@" 2>&1)
-	got=$(timeout 600 "$BTRACE" run --follow-fork -o "$work/report" --json \
-		-- "$@" 2>"$work/err")
-	rc=$?
-	if [ $rc != 0 ] || [ "$got" != "$want" ]; then
-		echo "FAIL $name: exit $rc, output '$got', untraced '$want'"
-		cat "$work/err" "$work/report"
-		fails=$((fails + 1))
-		return 1
-	fi
-	python3 - "$work/report" "$name" <<'PY' || fails=$((fails + 1))
+# name, then the command (follow_same); a gzip loop also stops rarely
+same() {
+	follow_same "$@" || { fails=$((fails + 1)); return 1; }
+	case $1 in gzip*) ;; *) return 0 ;; esac
+	python3 - "$work/report" "$1" <<'PY' || fails=$((fails + 1))
 import json, sys
-doc = json.load(open(sys.argv[1]))
-stop, stats = doc["stop"], doc["stats"]
-name = sys.argv[2]
-if stop["reason"] != "exit" or stop["status"] != 0:
-    sys.exit("FAIL %s: stopped %s" % (name, stop))
+stats = json.load(open(sys.argv[1]))["stats"]
 per = stats["stops"] / max(stats["branches"], 1)
-if name.startswith("gzip") and per >= 0.02:
-    sys.exit("FAIL %s: %.4f stops per branch: %s" % (name, per, stats))
-print("ok   %s: %d branches, %d stops (%.4f per branch)" %
-      (name, stats["branches"], stats["stops"], per))
+if per >= 0.02:
+    sys.exit("FAIL %s: %.4f stops per branch: %s" % (sys.argv[2], per, stats))
 PY
 }
 

@@ -79,25 +79,7 @@ PY
 
 # name, then the command: exit 0 and output as untraced, the stop its exit
 same() {
-	local name=$1 want got rc
-	shift
-	want=$("$@" 2>&1)
-	got=$(timeout 600 "$BTRACE" run --follow-fork -o "$work/report" --json \
-		-- "$@" 2>"$work/err")
-	rc=$?
-	if [ $rc != 0 ] || [ "$got" != "$want" ]; then
-		echo "FAIL $name: exit $rc, output '$got', untraced '$want'"
-		cat "$work/err" "$work/report"
-		fails=$((fails + 1))
-		return
-	fi
-	python3 - "$work/report" "$name" <<'PY' || fails=$((fails + 1))
-import json, sys
-stop = json.load(open(sys.argv[1]))["stop"]
-if stop["reason"] != "exit" or stop["status"] != 0:
-    sys.exit("FAIL %s: stopped %s" % (sys.argv[2], stop))
-print("ok   %s: the tree's exit" % sys.argv[2])
-PY
+	follow_same "$@" || fails=$((fails + 1))
 }
 
 same "pool terminate" python3 "$work/pool.py"

@@ -80,3 +80,31 @@ expect_rc() {
 	cat "$work/err"
 	fail "btrace exited $rc, expected $1"
 }
+
+# follow_same NAME COMMAND...: under `btrace run --follow-fork`, COMMAND
+# exits 0 with the output it has untraced and the stop is the tree's exit;
+# prints "ok" with its branches and stops.  Returns 1 (said why) if not.
+# $work/report keeps btrace's JSON for more checks.
+follow_same() {
+	local name=$1 want got rc
+	shift
+	want=$("$@" 2>&1)
+	got=$(timeout 600 "$BTRACE" run --follow-fork -o "$work/report" --json \
+		-- "$@" 2>"$work/err")
+	rc=$?
+	if [ $rc != 0 ] || [ "$got" != "$want" ]; then
+		echo "FAIL $name: exit $rc, output '$got', untraced '$want'"
+		cat "$work/err" "$work/report"
+		return 1
+	fi
+	python3 - "$work/report" "$name" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+stop, stats = doc["stop"], doc["stats"]
+if stop["reason"] != "exit" or stop["status"] != 0:
+    sys.exit("FAIL %s: stopped %s" % (sys.argv[2], stop))
+print("ok   %s: %d branches, %d stops (%.4f per branch)" %
+      (sys.argv[2], stats["branches"], stats["stops"],
+       stats["stops"] / max(stats["branches"], 1)))
+PY
+}
