@@ -110,21 +110,6 @@ int bt_thread_resume(struct bt_target *t, struct bt_thread *th)
 	return thread_resume_plain(t, th);
 }
 
-int bt_target_wait(struct bt_target *t, pid_t tid, pid_t *who, int *status)
-{
-	pid_t r;
-
-	r = waitpid(tid, status, __WALL);
-	if (r < 0) {
-		if (errno == EINTR)
-			return 0;
-		return bt_fail(errno == ECHILD ? bte_exited : bte_io, errno,
-			       "waitpid(%d)", tid);
-	}
-	*who = r;
-	return 1;
-}
-
 /*
  * Step @th over the breakpoint it stopped at: the int3 lifted in its
  * process's memory (a followed child's is its own copy), one step of @th

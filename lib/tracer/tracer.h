@@ -121,6 +121,7 @@ struct bt_target {
 	uint64_t stop_sigs;	/* bt_target_stop_signals() */
 	int planned;		/* bt_target_resume() runs: signals as told */
 	struct bt_ns *ns;	/* non-stop's queue and pauses (nonstop.c) */
+	uint64_t spin_ns;	/* how long the next wait polls (wait.c) */
 };
 
 /*

@@ -133,6 +133,12 @@ int bt_event_collect(struct bt_target *t, pid_t tid, int status);
 /* resume.c */
 
 int bt_thread_resume(struct bt_target *t, struct bt_thread *th);
+
+/*
+ * wait.c: the next stop of @tid (-1: any thread) in *@who, *@status: 1;
+ * 0 where interrupted (EINTR, or t->interrupt while polling); < 0 on
+ * errors (-bte_exited where nothing is left to wait for).
+ */
 int bt_target_wait(struct bt_target *t, pid_t tid, pid_t *who, int *status);
 int bt_thread_step_over(struct bt_target *t, struct bt_thread *th);
 int bt_target_stop_all(struct bt_target *t);
