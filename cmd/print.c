@@ -604,10 +604,12 @@ static void text_stats(FILE *out, const struct print_report *r,
 	if (pc->color)
 		fputs(colors[C_DIM], out);
 	fprintf(out, "%s backend: %" PRIu64 " instructions, %" PRIu64
-		" branches, %" PRIu64 " stops traced in pid %d%s\n",
+		" branches, %" PRIu64 " stops traced in pid %d",
 		r->backend ? r->backend : "?", r->stats->instructions,
-		r->stats->branches, r->stats->stops, r->pid,
-		pc->color ? colors[C_OFF] : "");
+		r->stats->branches, r->stats->stops, r->root ? r->root : r->pid);
+	if (r->root && r->root != r->pid)
+		fprintf(out, " and the processes it forked");
+	fprintf(out, "%s\n", pc->color ? colors[C_OFF] : "");
 }
 
 static void info_thread(FILE *out, const struct print_thread *th,

@@ -126,7 +126,8 @@ struct print_session {
 struct print_report {
 	int view;			/* enum print_view */
 	const char *backend;		/* "soft", "pt", ... */
-	pid_t pid;
+	pid_t pid;			/* the process of the thread shown */
+	pid_t root;			/* the traced tree's first; 0: pid */
 	const struct bt_stop *stop;
 	const struct print_thread *threads;
 	size_t nthreads;

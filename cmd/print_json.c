@@ -338,6 +338,8 @@ void print_report_json(FILE *out, const struct print_report *r,
 	fputs("{\"btrace\": 1, \"backend\": ", out);
 	print_json_string(out, r->backend);
 	fprintf(out, ", \"pid\": %d", r->pid);
+	if (r->root && r->root != r->pid)
+		fprintf(out, ", \"root_pid\": %d", r->root);
 	if (info)
 		json_session(out, r->session, pc);
 	fputs(",\n \"stop\": ", out);

@@ -117,9 +117,17 @@ static void say_buffer(const struct bt_target *t, size_t asked)
 			"doctor)\n", got >> 10, asked >> 10);
 }
 
+/* Memory of the stopped thread's process: a followed child's is its own. */
+struct read_ctx {
+	struct bt_target *t;
+	pid_t tid;
+};
+
 static ssize_t read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	return bt_target_read(ctx, addr, buf, len);
+	struct read_ctx *c = ctx;
+
+	return bt_target_read_thread(c->t, c->tid, addr, buf, len);
 }
 
 /*
@@ -129,10 +137,12 @@ static ssize_t read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 static void report(struct bt_target *t, const struct bt_stop *stop,
 		   const struct cmd_opts *o, FILE *out)
 {
-	struct print_ctx pc = { .read = read_target, .read_ctx = t };
+	struct read_ctx rc = { .t = t, .tid = stop->tid };
+	struct print_ctx pc = { .read = read_target, .read_ctx = &rc };
 	struct print_report r = { .view = o->view,
 				  .backend = bt_target_backend_name(t),
-				  .pid = bt_target_pid(t), .stop = stop,
+				  .pid = bt_target_thread_pid(t, stop->tid),
+				  .root = bt_target_pid(t), .stop = stop,
 				  .nthreads = 1 };
 	struct bt_capture cap = { 0 };
 	struct view_thread v = { 0 };
@@ -142,11 +152,13 @@ static void report(struct bt_target *t, const struct bt_stop *stop,
 	struct bt_stats stats;
 	int ret, fault;
 
+	if (!r.pid)
+		r.pid = r.root;
 	if (bt_symtab_from_pid_opts(&pc.symtab, r.pid, debuginfo_opts()) < 0)
 		pc.symtab = NULL;	/* gone already: addresses only */
 	if (bt_disasm_alloc(&pc.dis) < 0)
 		pc.dis = NULL;
-	src.image = view_image(r.pid, read_target, t);
+	src.image = view_image(r.pid, read_target, &rc);
 	src.symtab = pc.symtab;
 	ret = bt_target_capture(t, stop->tid, &cap);
 	if (ret == 0)

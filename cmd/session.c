@@ -93,16 +93,37 @@ static ssize_t sess_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 
 	if (s->state == SESS_GONE)
 		return 0;
-	n = bt_target_read(s->target, addr, buf, len);
+	n = bt_target_read_thread(s->target, s->cur, addr, buf, len);
 	return n < 0 ? 0 : n;
+}
+
+/*
+ * The process of the current thread: under --follow-fork a child's, whose
+ * symbols and code are its own once it has exec'd.  Symbols and the image
+ * of another are dropped.
+ */
+static pid_t sess_view_pid(struct bt_session *s)
+{
+	pid_t pid = bt_target_thread_pid(s->target, s->cur);
+
+	if (!pid)
+		pid = s->pid;
+	if (pid != s->view_pid) {
+		bt_image_free(s->image);
+		s->image = NULL;
+		s->symtab_stale = 1;
+		s->view_pid = pid;
+	}
+	return pid;
 }
 
 struct bt_symtab *sess_symtab(struct bt_session *s)
 {
 	struct bt_symtab *st;
+	pid_t pid = sess_view_pid(s);
 
 	if (s->symtab_stale && s->state != SESS_GONE &&
-	    bt_symtab_from_pid_opts(&st, s->pid, debuginfo_opts()) == 0) {
+	    bt_symtab_from_pid_opts(&st, pid, debuginfo_opts()) == 0) {
 		bt_symtab_free(s->symtab);
 		s->symtab = st;
 	}
@@ -113,8 +134,10 @@ struct bt_symtab *sess_symtab(struct bt_session *s)
 /* The code image: the mappings at this stop, and live memory beyond. */
 struct bt_image *sess_image(struct bt_session *s)
 {
+	pid_t pid = sess_view_pid(s);
+
 	if (!s->image)
-		s->image = view_image(s->state == SESS_GONE ? 0 : s->pid,
+		s->image = view_image(s->state == SESS_GONE ? 0 : pid,
 				      sess_read_mem, s);
 	return s->image;
 }
@@ -241,7 +264,10 @@ void sess_print(struct bt_session *s, struct print_report *r,
 	struct bt_stats stats = { 0 };
 
 	r->backend = bt_target_backend_name(s->target);
-	r->pid = s->pid;
+	r->pid = bt_target_thread_pid(s->target, s->cur);
+	if (!r->pid)
+		r->pid = s->pid;
+	r->root = s->pid;
 	if (json && !r->stop && s->stop.reason != BT_STOP_NONE)
 		r->stop = &s->stop;
 	if (json && !r->stats) {

@@ -54,6 +54,7 @@ struct bt_session {
 	size_t nthreads;
 	struct bt_symtab *symtab;
 	int symtab_stale;
+	pid_t view_pid;			/* whose symtab and image are loaded */
 	struct bt_image *image;
 	struct bt_disasm *dis;
 	struct sess_bp *bps;

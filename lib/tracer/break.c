@@ -121,6 +121,29 @@ ssize_t bt_target_read(struct bt_target *t, uint64_t addr, void *buf,
 	return bt_target_mem(t, addr, buf, len);
 }
 
+ssize_t bt_target_read_thread(struct bt_target *t, pid_t tid, uint64_t addr,
+			      void *buf, size_t len)
+{
+	struct bt_thread *th;
+	size_t i;
+
+	if (!t || (!buf && len))
+		return bt_fail(bte_invalid, 0, "bt_target_read_thread(NULL)");
+	th = bt_thread_find_any(t, tid);
+	if (!th)
+		return bt_fail(bte_noent, 0, "no thread %d", tid);
+	if (!len)
+		return 0;
+	/* a thread gone: another of its process, if one is left */
+	for (i = 0; th->state == BT_TH_GONE && i < t->nthreads; i++)
+		if (t->threads[i]->tgid == th->tgid &&
+		    t->threads[i]->state != BT_TH_GONE)
+			th = t->threads[i];
+	if (th->state == BT_TH_GONE)
+		return bt_fail(bte_exited, 0, "thread %d has exited", tid);
+	return bt_thread_mem(t, th, addr, buf, len);
+}
+
 /*
  * Put @b's int3 in (@insert) or take it out.  Followed fork children got
  * it in their copy of the memory at fork: out of theirs too.

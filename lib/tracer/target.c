@@ -151,6 +151,13 @@ pid_t bt_target_pid(const struct bt_target *t)
 	return t ? t->pid : 0;
 }
 
+pid_t bt_target_thread_pid(const struct bt_target *t, pid_t tid)
+{
+	const struct bt_thread *th = t ? bt_thread_find_any(t, tid) : NULL;
+
+	return th ? th->tgid : 0;
+}
+
 int bt_target_backend(const struct bt_target *t)
 {
 	return t ? t->ops->id : BT_BACKEND_AUTO;

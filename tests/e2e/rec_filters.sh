@@ -89,7 +89,7 @@ python3 - "$work/ex.json" "$rc" "$(cat "$work/ex.out")" <<'PY'
 import json, sys
 doc, rc, out = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
 assert rc == "0" and out == "child killed 11\n3", (rc, out)
-assert doc["stop"]["signal"] == "SIGSEGV" and doc["stop"]["tid"] != doc["pid"]
+assert doc["stop"]["signal"] == "SIGSEGV" and doc["stop"]["tid"] == doc["pid"] != doc["root_pid"], doc["stop"]
 br = [b for b in doc["threads"][0]["branches"]]
 own = [int(b["from"], 16) for b in br if b["kind"] != "gap"]
 gaps = [b for b in br if b["kind"] == "gap"]

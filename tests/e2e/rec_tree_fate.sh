@@ -9,6 +9,8 @@
 #   (the stop: the parent's crash, parent_only() in its history) or exits
 #   5; or worker 2 aborts, or kills itself: the stop is that worker's,
 #   worker_two_end() in its history.
+# - a child that execs and crashes (crash_null under bash): its history
+#   and its stop symbolized against its own program, not the shell.
 # - python3: a Pool in a with statement (terminate()) and a Process
 #   terminated while it sleeps; bash: `sleep & kill`; `yes | head -1`.
 . "$TESTDIR/e2e/lib/common.sh"
@@ -39,10 +41,11 @@ stop = doc["stop"]
 seen = "%s %s" % (stop["reason"], stop["signal"] or stop["status"])
 if seen != want:
     sys.exit("FAIL %s: stop %s, want %s" % (name, seen, want))
-ours = stop["tid"] == doc["pid"]
-if ours != (sym == "parent_only"):
-    sys.exit("FAIL %s: stop in %d, the traced pid %d" %
-             (name, stop["tid"], doc["pid"]))
+root = doc.get("root_pid", doc["pid"])
+ours = stop["tid"] == root
+if ours != (sym == "parent_only") or doc["pid"] != stop["tid"]:
+    sys.exit("FAIL %s: stop in %d, the report's pid %d, the traced pid %d" %
+             (name, stop["tid"], doc["pid"], root))
 sender = (stop.get("siginfo") or {}).get("sender")
 if sender and sender["pid"] != stop["tid"]:
     sys.exit("FAIL %s: a signal sent by %s is the stop" % (name, sender))
@@ -60,6 +63,34 @@ for mode in record fast; do
 	tree_case $mode exit "exit 5" parent_only
 	tree_case $mode abort "signal SIGABRT" worker_two_end
 	tree_case $mode selfkill "signal SIGTERM" worker_two_end
+done
+
+# A crash in an exec'd child: the report is that process's, with its own
+# symbols, source lines and code; the shell goes on as untraced.
+for mode in record fast; do
+	got=$(timeout 300 "$BTRACE" run --soft-mode $mode --follow-fork --json \
+		-o "$work/report" --last 50 -- bash -c "$TARGETS/crash_null; echo after" \
+		2>"$work/err")
+	rc=$?
+	if [ $rc != 0 ] || [ "$got" != after ]; then
+		echo "FAIL $mode exec'd crash: exit $rc, '$got'"; cat "$work/err"
+		fails=$((fails + 1))
+		continue
+	fi
+	python3 - "$work/report" $mode <<'PY' || fails=$((fails + 1))
+import json, sys
+doc = json.load(open(sys.argv[1]))
+stop = doc["stop"]
+assert stop["reason"] == "signal" and stop["signal"] == "SIGSEGV", stop
+assert doc["pid"] == stop["tid"] != doc["root_pid"], (doc["pid"], doc["root_pid"])
+assert (stop.get("sym") or "").startswith("store_value"), stop
+br = doc["threads"][0]["branches"]
+last = br[-1]
+assert last["to_sym"] == "store_value" and last["to_src"].startswith("crash_null.c:"), last
+assert any(b["from_sym"].startswith("walk+") for b in br), [b["from_sym"] for b in br]
+print("ok   %s: exec'd crash_null's stop in %d (bash %d): %s, %s" %
+      (sys.argv[2], stop["tid"], doc["root_pid"], stop["sym"], last["to_src"]))
+PY
 done
 
 cat >"$work/pool.py" <<'PY'

@@ -36,6 +36,9 @@ static struct bt_branch branches[] = {
 static struct bt_history hist = { .branch = branches, .count = 4,
 				  .lost = 7 };
 
+/* The traced tree's first process, where the report's is another. */
+static pid_t render_root;
+
 /* Render with @fn into a string (caller frees). */
 static char *render(void (*fn)(FILE *, const struct print_report *,
 			       const struct print_ctx *),
@@ -46,6 +49,7 @@ static char *render(void (*fn)(FILE *, const struct print_report *,
 	struct bt_stats stats = { .instructions = 100, .branches = 20,
 				  .stops = 101, .displaced = 9 };
 	struct print_report r = { .backend = "soft", .pid = 42, .stop = stop,
+				  .root = render_root,
 				  .threads = &th, .nthreads = 1,
 				  .stats = &stats };
 	char *buf = NULL;
@@ -58,6 +62,29 @@ static char *render(void (*fn)(FILE *, const struct print_report *,
 	fclose(f);
 	bt_disasm_free(pc.dis);
 	return buf;
+}
+
+/* A stop in a followed child: its pid, and the tree's first one. */
+static void report_tree(void **state)
+{
+	struct bt_stop stop = { .reason = BT_STOP_SIGNAL, .tid = 42,
+				.signal = SIGSEGV, .pc = 0x1007 };
+	char *text, *json;
+
+	(void)state;
+	render_root = 7;
+	text = render(print_report_text, &stop, 0);
+	json = render(print_report_json, &stop, 0);
+	render_root = 0;
+	assert_non_null(strstr(text, "101 stops traced in pid 7 and the processes it forked\n"));
+	assert_non_null(strstr(json, "\"pid\": 42, \"root_pid\": 7"));
+	free(text);
+	free(json);
+	render_root = 42;	/* the first process itself: no root_pid */
+	json = render(print_report_json, &stop, 0);
+	render_root = 0;
+	assert_null(strstr(json, "root_pid"));
+	free(json);
 }
 
 static void report_text(void **state)
@@ -360,6 +387,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(report_text),
+		cmocka_unit_test(report_tree),
 		cmocka_unit_test(stop_how_text),
 		cmocka_unit_test(report_text_color),
 		cmocka_unit_test(report_json),

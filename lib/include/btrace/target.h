@@ -231,6 +231,13 @@ size_t bt_target_threads_all(const struct bt_target *target, pid_t *tids,
 pid_t bt_target_pid(const struct bt_target *target);
 
 /*
+ * The process of thread @tid, traced now or ended: the target's own, or a
+ * followed fork child (--follow-fork), whose symbols and code are its own
+ * once it has exec'd.  0 for a thread never traced.
+ */
+pid_t bt_target_thread_pid(const struct bt_target *target, pid_t tid);
+
+/*
  * The backend tracing @target: its enum bt_backend (BT_BACKEND_AUTO for a
  * NULL @target) and its name ("pt", "bts", "soft"; "?" for NULL).
  */
@@ -250,6 +257,13 @@ size_t bt_target_buffer_size(const struct bt_target *target);
  */
 ssize_t bt_target_read(struct bt_target *target, uint64_t addr, void *buf,
 		       size_t len);
+
+/*
+ * The same in the memory of thread @tid's process (a followed fork child's
+ * is its own).  -bte_noent for an unknown thread, -bte_exited for one gone.
+ */
+ssize_t bt_target_read_thread(struct bt_target *target, pid_t tid,
+			      uint64_t addr, void *buf, size_t len);
 
 /*
  * The pc of stopped thread @tid into *@pc.
