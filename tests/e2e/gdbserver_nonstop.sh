@@ -90,7 +90,7 @@ last=$(funcs "$work/ns.out" A2 1)
 
 # Every thread continued: the program ends as it would.
 section "$work/ns.out" END >"$work/end"
-expect "$work/end" "^alpha and beta done 15$" "the program's output"
+expect "$work/end" "^alpha and beta done 9 15$" "the program's output"
 expect "$work/end" '^\[Inferior 1 \(process [0-9]+\) exited normally\]' "no exit in non-stop"
 no_leftovers "$PROG"
 echo "ok"
