@@ -57,12 +57,25 @@ native_status() {
 	echo $?
 }
 
-# Fail if a process still runs the executable $1.
+# The session of process $1 (field 6 of its stat, counted after the name).
+sid_of() {
+	local rest
+	rest=$(cut -d')' -f2- "/proc/$1/stat" 2>/dev/null) || return 1
+	set -- $rest
+	echo "$4"
+}
+
+# Fail if a process of this test's session (tests/run-tests gives each
+# test one: tests running beside it may run the same program) still runs
+# the executable $1.
 no_leftovers() {
-	local p exe
+	local p exe sid
+	sid=$(sid_of $$)
 	for p in /proc/[0-9]*; do
 		exe=$(readlink "$p/exe" 2>/dev/null) || continue
-		[ "$exe" = "$1" ] && fail "process ${p#/proc/} still runs $1"
+		[ "$exe" = "$1" ] || continue
+		[ "$(sid_of "${p#/proc/}")" = "$sid" ] || continue
+		fail "process ${p#/proc/} still runs $1"
 	done
 	return 0
 }
