@@ -51,12 +51,6 @@ static struct rec_procs *procs_of(struct bt_target *t)
 	return s;
 }
 
-/* The process of @th (the target's for NULL). */
-static pid_t pid_of(const struct bt_target *t, const struct bt_thread *th)
-{
-	return th && th->tgid ? th->tgid : t->pid;
-}
-
 /*
  * The recorder of @th's process, NULL if it has none (not made, a vfork
  * child); the host callbacks answer for that process from now on.
@@ -64,7 +58,7 @@ static pid_t pid_of(const struct bt_target *t, const struct bt_thread *th)
 static struct bt_recorder *recorder_of(struct bt_target *t,
 				       const struct bt_thread *th)
 {
-	struct rec_proc *p = rec_procs_pick(procs_of(t), pid_of(t, th));
+	struct rec_proc *p = rec_procs_pick(procs_of(t), bt_thread_tgid(t, th));
 
 	return p ? p->r : NULL;
 }
@@ -83,7 +77,6 @@ static pid_t cur_pid(struct bt_target *t)
 static int host_translatable(struct bt_target *t, uint64_t addr)
 {
 	pid_t pid = cur_pid(t);
-
 	struct rec_procs *s = procs_of(t);
 
 	if (pid == t->pid)
@@ -298,7 +291,7 @@ static int record_resume(struct bt_target *t, struct bt_thread *th, int sig)
 			return bt_fast_cont(th);
 		bt_recorder_leave(r, th);
 	}
-	if (pid_of(t, th) != t->pid)
+	if (bt_thread_tgid(t, th) != t->pid)
 		return child_resume(t, th, sig, r);
 	ret = bt_fast_resume_begin(t, th, sig, &regs);
 	if (ret)
@@ -345,7 +338,7 @@ static int record_trap(struct bt_target *t, struct bt_thread *th,
 		return 1;
 	if (bt_fast_stepping(th, &from) && si->si_code == SI_KERNEL &&
 	    bt_thread_regs(th, &regs) == 0 && regs.rip - 1 == from &&
-	    !stop_in(t, pid_of(t, th), from)) {
+	    !stop_in(t, bt_thread_tgid(t, th), from)) {
 		bt_fast_step_ran(t, th);
 		return 0;
 	}
@@ -398,7 +391,7 @@ static void unprotect_proc(struct bt_target *t, struct bt_recorder *r,
 	for (i = 0; r && i < t->nthreads; i++) {
 		struct bt_thread *th = t->threads[i];
 
-		if (pid_of(t, th) == pid && th->state == BT_TH_STOPPED &&
+		if (bt_thread_tgid(t, th) == pid && th->state == BT_TH_STOPPED &&
 		    (th->why == BT_TS_TRAP || th->why == BT_TS_SIGNAL ||
 		     th->why == BT_TS_INTERRUPT)) {
 			bt_recorder_unprotect(r, th);

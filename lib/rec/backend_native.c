@@ -98,7 +98,7 @@ int rec_native_run(struct bt_target *t, struct bt_thread *th,
 int rec_native_trap(struct bt_target *t, struct bt_thread *th,
 		    const siginfo_t *si)
 {
-	pid_t pid = th->tgid ? th->tgid : t->pid;
+	pid_t pid = bt_thread_tgid(t, th);
 	struct bt_aspace *as = bt_target_aspace(t, pid);
 	struct user_regs_struct regs;
 	uint64_t at, from;

@@ -15,16 +15,11 @@
 #include "tracer/aspace.h"
 #include "tracer/tracer.h"
 
-static pid_t tgid_of(const struct bt_target *t, const struct bt_thread *th)
-{
-	return th->tgid ? th->tgid : t->pid;
-}
-
 /* @th stopped at its fork event: the child's recorder, a copy. */
 static void on_fork(struct bt_target *t, struct bt_thread *th,
 		    struct rec_procs *s)
 {
-	struct rec_proc *p = rec_procs_find(s, tgid_of(t, th));
+	struct rec_proc *p = rec_procs_find(s, bt_thread_tgid(t, th));
 	struct bt_recorder *c;
 	unsigned long child = 0;
 
@@ -42,7 +37,7 @@ static void on_fork(struct bt_target *t, struct bt_thread *th,
 static void on_exec(struct bt_target *t, struct bt_thread *th,
 		    struct rec_procs *s)
 {
-	pid_t pid = tgid_of(t, th);
+	pid_t pid = bt_thread_tgid(t, th);
 	struct rec_proc *p = rec_procs_find(s, pid);
 	struct bt_recorder *r;
 
@@ -64,7 +59,7 @@ static void on_exec(struct bt_target *t, struct bt_thread *th,
  */
 static void on_vfork_done(struct bt_target *t, struct bt_thread *th)
 {
-	struct bt_aspace *as = bt_target_aspace(t, tgid_of(t, th));
+	struct bt_aspace *as = bt_target_aspace(t, bt_thread_tgid(t, th));
 
 	if (as && bt_aspace_lifted_all(as))
 		bt_aspace_unlift_all(as);
@@ -87,7 +82,7 @@ void rec_proc_events(struct bt_target *t, struct bt_thread *th)
 
 void rec_proc_thread_end(struct bt_target *t, struct bt_thread *th)
 {
-	pid_t pid = tgid_of(t, th);
+	pid_t pid = bt_thread_tgid(t, th);
 	size_t i;
 
 	if (pid == t->pid)

@@ -252,8 +252,8 @@ out:
 	/* Signals that came meanwhile are judged at their next stop. */
 	for (sig = 1; sig <= 64; sig++)
 		if (resend & (1ull << (sig - 1)))
-			syscall(SYS_tgkill, th->tgid ? th->tgid : t->pid,
-				th->tid, sig);
+			syscall(SYS_tgkill, bt_thread_tgid(t, th), th->tid,
+				sig);
 	return ret;
 }
 

@@ -155,7 +155,7 @@ pid_t bt_target_thread_pid(const struct bt_target *t, pid_t tid)
 {
 	const struct bt_thread *th = t ? bt_thread_find_any(t, tid) : NULL;
 
-	return th ? th->tgid : 0;
+	return th ? bt_thread_tgid(t, th) : 0;
 }
 
 int bt_target_backend(const struct bt_target *t)

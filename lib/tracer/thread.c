@@ -265,6 +265,11 @@ pid_t bt_proc_parent(pid_t pid)
 	return (pid_t)atoi(buf);
 }
 
+pid_t bt_thread_tgid(const struct bt_target *t, const struct bt_thread *th)
+{
+	return th && th->tgid ? th->tgid : t->pid;
+}
+
 /* The thread to show for an interrupt: the main one if it is there. */
 struct bt_thread *bt_target_main_thread(struct bt_target *t)
 {

@@ -145,6 +145,9 @@ pid_t bt_proc_parent(pid_t pid);
  */
 int bt_proc_shares_vm(pid_t a, pid_t b);
 
+/* The process of @th: its tgid; the target's for NULL or one not known. */
+pid_t bt_thread_tgid(const struct bt_target *t, const struct bt_thread *th);
+
 /* The thread @tid (not gone), or NULL. */
 struct bt_thread *bt_thread_find(const struct bt_target *t, pid_t tid);
 
