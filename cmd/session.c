@@ -99,15 +99,20 @@ static ssize_t sess_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /*
  * The process of the current thread: under --follow-fork a child's, whose
- * symbols and code are its own once it has exec'd.  Symbols and the image
- * of another are dropped.
+ * symbols and code are its own once it has exec'd.
  */
-static pid_t sess_view_pid(struct bt_session *s)
+static pid_t sess_cur_pid(const struct bt_session *s)
 {
 	pid_t pid = bt_target_thread_pid(s->target, s->cur);
 
-	if (!pid)
-		pid = s->pid;
+	return pid ? pid : s->pid;
+}
+
+/* The same, the symbols and the image of another process dropped. */
+static pid_t sess_view_pid(struct bt_session *s)
+{
+	pid_t pid = sess_cur_pid(s);
+
 	if (pid != s->view_pid) {
 		bt_image_free(s->image);
 		s->image = NULL;
@@ -264,9 +269,7 @@ void sess_print(struct bt_session *s, struct print_report *r,
 	struct bt_stats stats = { 0 };
 
 	r->backend = bt_target_backend_name(s->target);
-	r->pid = bt_target_thread_pid(s->target, s->cur);
-	if (!r->pid)
-		r->pid = s->pid;
+	r->pid = sess_cur_pid(s);
 	r->root = s->pid;
 	if (json && !r->stop && s->stop.reason != BT_STOP_NONE)
 		r->stop = &s->stop;
