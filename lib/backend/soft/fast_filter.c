@@ -186,15 +186,6 @@ static int syms_module(Dwfl_Module *mod, void **userdata, const char *name,
 	return DWARF_CB_OK;
 }
 
-/* Call @fn for each function symbol of the modules mapped now. */
-int fast_syms_each(struct bt_target *t,
-			  int (*fn)(struct bt_target *t, const char *name,
-			  uint64_t addr, void *ctx),
-			  void *ctx)
-{
-	return bt_fast_syms_each(t, t->pid, fn, ctx);
-}
-
 int bt_fast_syms_each(struct bt_target *t, pid_t pid,
 		      int (*fn)(struct bt_target *t, const char *name,
 				uint64_t addr, void *ctx),
@@ -242,7 +233,7 @@ static int sym_resolve(struct bt_target *t, const char *name, uint64_t *addr)
 {
 	struct sym_find sf = { name, 0 };
 
-	fast_syms_each(t, sym_find_one, &sf);
+	bt_fast_syms_each(t, t->pid, sym_find_one, &sf);
 	*addr = sf.addr;
 	if (!sf.addr)
 		return bt_fail(bte_noent, 0, "no symbol '%s'", name);
@@ -302,7 +293,7 @@ static void entries_install(struct bt_target *t)
 	if (f->entries_done || !f->filtered)
 		return;
 	f->entries_done = 1;
-	fast_syms_each(t, entries_add_sym, NULL);
+	bt_fast_syms_each(t, t->pid, entries_add_sym, NULL);
 }
 
 /* Leave traced code at @to; the thread comes back at @ret or a callback. */

@@ -192,10 +192,6 @@ void fast_native_leave(struct bt_target *t, struct bt_thread *th,
 		       uint64_t stop);
 int fast_triggers(struct bt_target *t, struct fast *f);
 int fast_triggers_resolve(struct bt_target *t, struct fast *f);
-int fast_syms_each(struct bt_target *t,
-		   int (*fn)(struct bt_target *t, const char *name,
-			     uint64_t addr, void *ctx),
-		   void *ctx);
 
 /* fast_chain.c: the history a chain commits, the path ahead */
 void fast_acc_add(struct bt_target *t, struct bt_thread *th, uint32_t n);
