@@ -45,8 +45,8 @@
  * the histories agree, 1 at the first difference (printed), 2 on errors.
  */
 #include <fnmatch.h>
-#include <sched.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,7 +372,6 @@ static const struct history *stopped_of(const struct run *r)
 	return NULL;
 }
 
-/* -S: the thread that stopped, in each run, record for record. */
 /* Records @x and @y the same?  Gaps by where they lead under -o, -x. */
 static int rec_same(struct bt_rec_branch x, struct bt_rec_branch y)
 {
@@ -381,6 +380,7 @@ static int rec_same(struct bt_rec_branch x, struct bt_rec_branch y)
 	return !memcmp(&x, &y, sizeof(x));
 }
 
+/* -S: the thread that stopped, in each run, record for record. */
 static int compare_stopped(const struct run *ref, const struct run *fast)
 {
 	const struct history *a = stopped_of(ref), *b = stopped_of(fast);
