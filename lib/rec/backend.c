@@ -13,8 +13,9 @@
  * Each process of a followed tree has its own recorder (rec_procs.h): a
  * fork child a copy of its parent's, taken at the parent's fork event; a
  * followed child that execs a fresh one.  A vfork child, until it execs
- * or exits, and a child whose recorder could not be made, are stepped by
- * the fast mode ("foreign" threads).
+ * or exits, is a guest of its parent's recorder (it runs in that
+ * memory); a child whose recorder could not be made is stepped by the
+ * fast mode ("foreign" threads).
  *
  * Untraced code (module filters, --from before its symbol) runs natively:
  * backend_native.c, in every process of a followed tree (--from arms the
@@ -469,8 +470,10 @@ static int record_probe(char *why, size_t size)
  * A followed child's first thread.  A fork child: its copies of its
  * parent's re-entry int3s go; its recorder, copied at the parent's fork
  * event, puts them back (the child may be stepped before that event is
- * seen).  A vfork child runs in its parent's memory, stepped: every int3
- * there is lifted until the parent's VFORK_DONE (rec_proc_events()).
+ * seen).  A vfork child runs in its parent's memory: a guest of its
+ * parent's recorder, in its translations; every int3 there is lifted
+ * until the parent's VFORK_DONE (rec_proc_events()), for where it is
+ * stepped.
  */
 static int record_thread_start(struct bt_target *t, struct bt_thread *th)
 {
@@ -478,12 +481,17 @@ static int record_thread_start(struct bt_target *t, struct bt_thread *th)
 	pid_t parent;
 
 	if (th->tgid && th->tgid != t->pid && th->tid == th->tgid) {
+		struct rec_procs *s = procs_of(t);
+		int shared;
+
 		parent = bt_proc_parent(th->tgid);
 		/* a parent without a recorder has no int3 of the kind */
-		as = rec_procs_find(procs_of(t), parent) ?
+		as = rec_procs_find(s, rec_procs_host(s, parent)) ?
 		     bt_target_aspace(t, parent) : NULL;
-		if (as && bt_aspace_count(as) &&
-		    bt_proc_shares_vm(parent, th->tgid)) {
+		shared = as && bt_proc_shares_vm(parent, th->tgid);
+		if (shared)	/* else stepped, as before */
+			rec_procs_guest_add(s, th->tgid, parent);
+		if (shared && bt_aspace_count(as)) {
 			if (!bt_aspace_lifted_all(as))
 				bt_aspace_lift_all(as);
 		} else if (as && bt_aspace_count(as)) {

@@ -19,7 +19,8 @@
 static void on_fork(struct bt_target *t, struct bt_thread *th,
 		    struct rec_procs *s)
 {
-	struct rec_proc *p = rec_procs_find(s, bt_thread_tgid(t, th));
+	struct rec_proc *p = rec_procs_find(s, rec_procs_host(s,
+						bt_thread_tgid(t, th)));
 	struct bt_recorder *c;
 	unsigned long child = 0;
 
@@ -38,15 +39,18 @@ static void on_exec(struct bt_target *t, struct bt_thread *th,
 		    struct rec_procs *s)
 {
 	pid_t pid = bt_thread_tgid(t, th);
-	struct rec_proc *p = rec_procs_find(s, pid);
+	struct rec_proc *p;
 	struct bt_recorder *r;
 
+	rec_procs_guest_end(s, pid);	/* a vfork child left its parent's */
+	p = rec_procs_find(s, pid);
 	if (p) {
 		bt_recorder_reset(p->r);
 		p->maps_stale = 1;
 		return;
 	}
-	/* a vfork child, or one whose copy could not be made */
+	/* a vfork child (a guest until now), or one whose copy could not
+	 * be made */
 	if (bt_recorder_alloc(&r, t, s->host) < 0)
 		return;
 	bt_recorder_set_pid(r, pid);
@@ -82,14 +86,18 @@ void rec_proc_events(struct bt_target *t, struct bt_thread *th)
 
 void rec_proc_thread_end(struct bt_target *t, struct bt_thread *th)
 {
+	struct rec_procs *s = bt_fast_above(t);
 	pid_t pid = bt_thread_tgid(t, th);
 	size_t i;
 
-	if (pid == t->pid)
+	if (pid == t->pid || !s)
 		return;
 	for (i = 0; i < t->nthreads; i++)
 		if (t->threads[i] != th && t->threads[i]->tgid == pid &&
 		    t->threads[i]->state != BT_TH_GONE)
 			return;
-	rec_procs_drop(bt_fast_above(t), pid);
+	if (rec_procs_is_guest(s, pid))
+		rec_procs_guest_end(s, pid);
+	else
+		rec_procs_drop(s, pid);
 }

@@ -34,7 +34,7 @@ static struct rthread *enter_prepare(struct bt_recorder *r,
 	uint64_t v;
 
 	*err = 0;
-	if (r->broken || (th->tgid && th->tgid != r->pid))
+	if (r->broken || !rc_ours(r, th))
 		return NULL;
 	if (rc_setup(r, th) < 0)
 		return NULL;	/* the host runs it its own way */

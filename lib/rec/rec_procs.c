@@ -44,6 +44,7 @@ void rec_procs_free(struct rec_procs *s)
 		free(s->p[i].region);
 	}
 	free(s->p);
+	free(s->guest);
 	free(s);
 }
 
@@ -81,12 +82,29 @@ int rec_procs_add(struct rec_procs *s, pid_t pid, struct bt_recorder *r)
 	return 0;
 }
 
+static struct rec_guest *guest_find(const struct rec_procs *s, pid_t pid);
+
+/* Does a guest still run in @pid's memory? */
+static int hosting(const struct rec_procs *s, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < s->nguest; i++)
+		if (s->guest[i].host == pid)
+			return 1;
+	return 0;
+}
+
 void rec_procs_drop(struct rec_procs *s, pid_t pid)
 {
 	struct rec_proc *p = rec_procs_find(s, pid);
 
 	if (!p || p == &s->p[0])
 		return;
+	if (hosting(s, pid)) {
+		p->gone = 1;	/* dropped when its last guest ends */
+		return;
+	}
 	bt_recorder_free(p->r);
 	free(p->region);
 	*p = s->p[--s->n];
@@ -94,11 +112,77 @@ void rec_procs_drop(struct rec_procs *s, pid_t pid)
 
 struct rec_proc *rec_procs_pick(struct rec_procs *s, pid_t pid)
 {
-	struct rec_proc *p = rec_procs_find(s, pid);
+	struct rec_proc *p;
 
+	pid = rec_procs_host(s, pid);
+	p = rec_procs_find(s, pid);
 	if (p)
 		s->cur = pid;
 	return p;
+}
+
+/* ---- vfork children: guests in their parent's memory ------------------ */
+
+static struct rec_guest *guest_find(const struct rec_procs *s, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; s && i < s->nguest; i++)
+		if (s->guest[i].pid == pid)
+			return &s->guest[i];
+	return NULL;
+}
+
+pid_t rec_procs_host(const struct rec_procs *s, pid_t pid)
+{
+	const struct rec_guest *g = guest_find(s, pid);
+
+	return g ? g->host : pid;
+}
+
+int rec_procs_is_guest(const struct rec_procs *s, pid_t pid)
+{
+	return guest_find(s, pid) != NULL;
+}
+
+int rec_procs_guest_add(struct rec_procs *s, pid_t pid, pid_t parent)
+{
+	pid_t host = rec_procs_host(s, parent);
+	struct rec_proc *p = rec_procs_find(s, host);
+	struct rec_guest *g;
+	int ret;
+
+	if (!p || guest_find(s, pid))
+		return p ? 0 : -bte_nomem;
+	if (s->nguest == s->guestcap) {
+		size_t cap = s->guestcap ? 2 * s->guestcap : 4;
+
+		g = realloc(s->guest, cap * sizeof(*g));
+		if (!g)
+			return bt_fail(bte_nomem, ENOMEM, "guest %d", (int)pid);
+		s->guest = g;
+		s->guestcap = cap;
+	}
+	ret = bt_recorder_guest_add(p->r, pid);
+	if (ret < 0)
+		return ret;
+	s->guest[s->nguest++] = (struct rec_guest){ pid, host };
+	return 0;
+}
+
+void rec_procs_guest_end(struct rec_procs *s, pid_t pid)
+{
+	struct rec_guest *g = guest_find(s, pid);
+	struct rec_proc *p;
+
+	if (!g)
+		return;
+	p = rec_procs_find(s, g->host);
+	if (p)
+		bt_recorder_guest_end(p->r, pid);
+	*g = s->guest[--s->nguest];
+	if (p && p->gone)
+		rec_procs_drop(s, p->pid);
 }
 
 /* ---- a process's map of code ------------------------------------------- */

@@ -7,8 +7,9 @@
  * process of the traced tree, by tgid: the target's own, made at init,
  * and one for each followed fork child (a copy of its parent's,
  * bt_recorder_fork) or program a followed child exec'd (a fresh one).  A
- * vfork child has none until it execs: it runs in its parent's memory
- * and is stepped.
+ * vfork child has none until it execs: it runs in its parent's memory,
+ * a guest of its parent's recorder (bt_recorder_guest_add), whose
+ * translations it runs with rings of its own.
  *
  * The host callbacks the recorder calls (struct bt_recorder_host) are
  * given the target only: they answer for the process of the recorder the
@@ -37,11 +38,19 @@ struct rec_proc {
 	struct rec_region *region;	/* its executable mappings */
 	size_t nregion;
 	int maps_stale;
+	int gone;		/* its threads are, not yet its guests */
+};
+
+/* A process that runs in another's memory (a vfork child), and that one. */
+struct rec_guest {
+	pid_t pid, host;
 };
 
 struct rec_procs {
 	struct rec_proc *p;	/* p[0]: the target's own process */
 	size_t n, cap;
+	struct rec_guest *guest;
+	size_t nguest, guestcap;
 	pid_t cur;		/* the process of the call under way */
 	const struct bt_recorder_host *host;	/* for recorders made */
 	struct bt_target *t;	/* whose filters say what is traced */
@@ -60,11 +69,27 @@ void rec_procs_free(struct rec_procs *s);
 struct rec_proc *rec_procs_find(struct rec_procs *s, pid_t pid);
 /* @pid gets recorder @r (freed on failure).  0 or -bte_nomem. */
 int rec_procs_add(struct rec_procs *s, pid_t pid, struct bt_recorder *r);
-/* @pid is gone: its recorder freed (never the first process's). */
+/* @pid is gone: its recorder freed (never the first process's), once
+ * no guest runs in its memory any more. */
 void rec_procs_drop(struct rec_procs *s, pid_t pid);
 
-/* The process the host callbacks answer for from now on. */
+/*
+ * The process the host callbacks answer for from now on: @pid's, or for
+ * a guest, the process whose memory it runs in.
+ */
 struct rec_proc *rec_procs_pick(struct rec_procs *s, pid_t pid);
+
+/* The process whose recorder serves @pid: its own, or its host's. */
+pid_t rec_procs_host(const struct rec_procs *s, pid_t pid);
+
+/*
+ * @pid runs in @parent's memory (a vfork child): a guest of the
+ * recorder of @parent's memory.  0, or < 0 (then it has no recorder).
+ */
+int rec_procs_guest_add(struct rec_procs *s, pid_t pid, pid_t parent);
+/* Is @pid a guest?  Ending it gives its slots back to its host. */
+int rec_procs_is_guest(const struct rec_procs *s, pid_t pid);
+void rec_procs_guest_end(struct rec_procs *s, pid_t pid);
 
 /*
  * May code at @addr of @p run translated (file-backed, not writable, its

@@ -49,6 +49,50 @@ int rc_others_in(const struct bt_recorder *r, const struct bt_thread *th)
 	return 0;
 }
 
+int rc_ours(const struct bt_recorder *r, const struct bt_thread *th)
+{
+	size_t i;
+
+	if (!th->tgid || th->tgid == r->pid)
+		return 1;
+	for (i = 0; i < r->nguest; i++)
+		if (r->guest[i] == th->tgid)
+			return 1;
+	return 0;
+}
+
+int bt_recorder_guest_add(struct bt_recorder *r, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < r->nguest; i++)
+		if (r->guest[i] == pid)
+			return 0;
+	if (r->nguest == GUEST_MAX)
+		return -bte_nomem;
+	r->guest[r->nguest++] = pid;
+	return 0;
+}
+
+void bt_recorder_guest_end(struct bt_recorder *r, pid_t pid)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->nrt;) {
+		if (r->rt[i].th->tgid == pid)
+			bt_recorder_thread_end(r, r->rt[i].th);	/* moves the last here */
+		else
+			i++;
+	}
+	for (i = 0; i < r->nguest; i++)
+		if (r->guest[i] == pid) {
+			r->guest[i] = r->guest[--r->nguest];
+			break;
+		}
+}
+
 /*
  * No thread but the stopped one the tracer works for can run translated
  * code now: what it writes there needs no order among its stores.
@@ -192,6 +236,7 @@ void bt_recorder_reset(struct bt_recorder *r)
 	r->ready = 0;
 	r->broken = 0;
 	r->syscall_insn = 0;
+	r->nguest = 0;		/* they run in the old memory: stepped */
 	for (i = 0; i < r->nrt; i++) {
 		r->rt[i].in = 0;
 		r->rt[i].slot = -1;

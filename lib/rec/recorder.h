@@ -107,6 +107,18 @@ int bt_recorder_fork(const struct bt_recorder *parent, pid_t child,
 void bt_recorder_set_pid(struct bt_recorder *r, pid_t pid);
 pid_t bt_recorder_pid(const struct bt_recorder *r);
 
+/*
+ * The threads of process @pid run in @r's memory until bt_recorder_
+ * guest_end() (a vfork child, before its exec or exit): they enter @r's
+ * translations, each with a slot of its own, and their rings are
+ * decoded into their own histories.  0, or -bte_nomem (too many: they
+ * are stepped).
+ */
+int bt_recorder_guest_add(struct bt_recorder *r, pid_t pid);
+/* @pid's threads left @r's memory: what their rings hold is decoded and
+ * their slots are free again. */
+void bt_recorder_guest_end(struct bt_recorder *r, pid_t pid);
+
 /* A new address space (exec): translations, rings and tables are gone. */
 void bt_recorder_reset(struct bt_recorder *r);
 

@@ -28,6 +28,7 @@
 #define ZONE_MAX	64
 #define ZONE_ROOM	(24u << 10)	/* free space a block may need */
 #define SLOT_MAX	256
+#define GUEST_MAX	8	/* vfork children in its memory at once */
 #define NEAR		(1ll << 31)	/* what a rel32 reaches */
 #define SPAN_MAX	64
 #define CODE_PAGES	256
@@ -100,6 +101,9 @@ struct code_page {
 struct bt_recorder {
 	struct bt_target *t;
 	pid_t pid;			/* the process it serves (tgid) */
+	/* processes running in its memory (vfork children; recorder.h) */
+	pid_t guest[GUEST_MAX];
+	size_t nguest;
 	struct bt_recorder_host host;
 	struct rx *x;
 	int ready;			/* memory mapped in this address space */
@@ -148,6 +152,8 @@ struct rthread *rc_rt_find(const struct bt_recorder *r,
 			   const struct bt_thread *th);
 struct rthread *rc_rt_get(struct bt_recorder *r, struct bt_thread *th);
 int rc_others_in(const struct bt_recorder *r, const struct bt_thread *th);
+/* Does @th run in @r's memory (its process's, or a guest's)? */
+int rc_ours(const struct bt_recorder *r, const struct bt_thread *th);
 int rc_alone(const struct bt_recorder *r);
 int rc_setup(struct bt_recorder *r, struct bt_thread *th);
 
