@@ -32,7 +32,9 @@
 #include "btrace/symbols.h"
 #include "internal.h"
 #include "image/plt.h"
+#include "debugcache.h"
 #include "symbols_plt.h"
+#include "symbols_range.h"
 
 #define CACHE_SLOTS 4096	/* direct-mapped, a power of two */
 /*
@@ -56,6 +58,7 @@ struct sym_module {
 	char *what;		/* the file, or "[vdso]", for fetch messages */
 	Dwarf_Addr bias;
 	struct bt_plt plt;	/* file addresses */
+	struct sym_ranges ranges;	/* what libdwfl named, kept */
 	int dwarf_tried;	/* its DWARF loaded (or not found) */
 };
 
@@ -258,6 +261,10 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 	struct sym_module *sm = *userdata;
 	int fd;
 
+	/* before the standard search, which keeps what it opens */
+	fd = bt_debugcache_find(mod, debuginfo_file_name);
+	if (fd >= 0)
+		return fd;
 	if (sm) {
 		sm->st->fetching = sm->what;
 		sm->st->fetch_told = 0;
@@ -267,6 +274,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 					  debuglink_crc, debuginfo_file_name);
 	if (sm)
 		sm->st->fetching = NULL;
+	bt_debugcache_add(mod, fd, *debuginfo_file_name);
 	return fd;
 }
 
@@ -310,6 +318,7 @@ static void module_free(struct sym_module *sm)
 	if (!sm)
 		return;
 	bt_plt_release(&sm->plt);
+	sym_ranges_release(&sm->ranges);
 	free(sm->name);
 	free(sm->what);
 	free(sm);
@@ -604,8 +613,12 @@ static const char *resolve_name(Dwfl_Module *mod, struct sym_module *sm,
 		*offset = addr - sm->bias - plt->addr;
 		return plt->name;
 	}
+	name = sym_ranges_find(&sm->ranges, addr, offset);
+	if (name)
+		return name;
 	name = dwfl_module_addrinfo(mod, addr, &off, &esym, NULL, NULL, NULL);
 	*offset = name ? off : 0;
+	sym_ranges_add(&sm->ranges, mod, addr, name, *offset);
 	return name;
 }
 
