@@ -18,7 +18,8 @@
  *     against a 64 KiB one (goal <= 1.2x), and for a whole run of
  *     `btrace run -- /bin/true` (goal < 0.1 s).
  *  5. a process tree: a shell loop of gzip | wc under --follow-fork,
- *     ptrace stops per taken branch over the whole run (goal <= 0.02).
+ *     ptrace stops per taken branch over the whole run (goal <= 0.02);
+ *     posix_spawn's vfork children (targets/rec_spawn), the same.
  *  6. --only the executable of a program whose work is in libc: traced /
  *     untraced after warm-up, as in 2 (goal <= 1.2x), and whole runs of
  *     libc_heavy_dyn 400 x 4 MiB, fast and record.
@@ -301,6 +302,31 @@ static int bench_stops(void)
 	return 0;
 }
 
+/*
+ * posix_spawn (vfork children, each running the parent's translations
+ * until its exec): the targets' rec_spawn, stops per taken branch of the
+ * tree.
+ */
+static int bench_spawn(void)
+{
+	char *prog[] = { "build/targets/rec_spawn", NULL };
+	struct result r;
+	double n = bench_run_cmd(prog);
+	int ret;
+
+	if (n < 0)
+		return -1;
+	follow = 1;
+	ret = traced(prog, BT_SOFT_RECORD, 0, &r);
+	follow = 0;
+	if (ret < 0)
+		return -1;
+	printf("--follow-fork, rec_spawn (4 posix_spawns beside a thread): untraced %.3f s, record %.2f s, %llu taken branches, %llu stops: %.4f a branch\n",
+	       n, r.seconds, (unsigned long long)r.stats.branches,
+	       (unsigned long long)r.stats.stops, per_branch(&r));
+	return 0;
+}
+
 static int bench_fork(void)
 {
 	char *prog[] = { "bash", "-c", "for i in 1 2 3 4 5; do gzip -c "
@@ -323,7 +349,7 @@ static int bench_fork(void)
 	       (unsigned long long)r.stats.stops);
 	printf("  record stops per taken branch: %.4f (goal <= 0.02): %s\n",
 	       per_branch(&r), bench_verdict(per_branch(&r) <= 0.02));
-	return 0;
+	return bench_spawn();
 }
 
 static int bench_only(void)
