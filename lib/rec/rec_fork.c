@@ -184,7 +184,8 @@ int bt_recorder_fork(const struct bt_recorder *p, pid_t child,
 	}
 	c->clock = p->clock;		/* the same TSC */
 	c->segv = p->segv;		/* and the same actions */
-	c->segv_known = p->segv_known;
+	c->segv_known = p->segv_known && p->segv_pid == p->pid;
+	c->segv_pid = child;
 	c->syscall_insn = p->syscall_insn;
 	c->tables = p->tables;
 	c->version = stops_version;

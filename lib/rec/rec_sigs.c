@@ -55,15 +55,29 @@ static int64_t segv_action(struct bt_recorder *r, struct rthread *rt,
 	return res;
 }
 
+/*
+ * Is r->segv @rt's process's action?  (A vfork child running in the
+ * recorder's memory has actions of its own: posix_spawn's resets them.)
+ */
+static int segv_known(const struct bt_recorder *r, const struct rthread *rt)
+{
+	pid_t pid = rt->th->tgid ? rt->th->tgid : r->pid;
+
+	return r->segv_known && r->segv_pid == pid;
+}
+
 void rc_sigs_need(struct bt_recorder *r, struct rthread *rt)
 {
 	uint64_t at = rt->tcb + TCB_SIGACT;
 
-	if (r->segv_known || rt->slot < 0)
+	if (segv_known(r, rt) || rt->slot < 0)
 		return;
+	r->segv_known = 0;
 	if (segv_action(r, rt, 0, at, 0) == 0 &&
-	    rc_mem_read(r, at, &r->segv, sizeof(r->segv)) == 0)
+	    rc_mem_read(r, at, &r->segv, sizeof(r->segv)) == 0) {
 		r->segv_known = 1;
+		r->segv_pid = rt->th->tgid ? rt->th->tgid : r->pid;
+	}
 }
 
 void rc_sigs_enter(struct bt_recorder *r, struct rthread *rt)
@@ -89,7 +103,8 @@ void rc_sigs_consumed(struct bt_recorder *r, struct rthread *rt)
 {
 	struct bt_thread *th = rt->th;
 	int blocked = rt->sigmask_known && (rt->sigmask & SEGV_BIT);
-	int ignored = r->segv_known && r->segv.handler == (uint64_t)SIG_IGN;
+	int known = segv_known(r, rt);
+	int ignored = known && r->segv.handler == (uint64_t)SIG_IGN;
 	uint64_t now, at = rt->tcb + TCB_SIGACT;
 
 	if (!blocked && !ignored)
@@ -99,7 +114,7 @@ void rc_sigs_consumed(struct bt_recorder *r, struct rthread *rt)
 		now |= SEGV_BIT;
 		ptrace(PTRACE_SETSIGMASK, th->tid, sizeof(now), &now);
 	}
-	if (!r->segv_known || r->segv.handler == (uint64_t)SIG_DFL)
+	if (!known || r->segv.handler == (uint64_t)SIG_DFL)
 		return;
 	if (rc_mem_write(r, at, &r->segv, sizeof(r->segv)) == 0)
 		segv_action(r, rt, at, 0, 1);

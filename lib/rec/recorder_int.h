@@ -145,6 +145,7 @@ struct bt_recorder {
 	int unnamed;			/* the kernel cannot name mappings */
 	struct rc_sigaction segv;	/* the program's SIGSEGV action */
 	int segv_known;			/* segv read since it last changed */
+	pid_t segv_pid;			/* whose: r->pid's, or a guest's */
 };
 
 /* recorder.c: threads and setting up */
