@@ -27,6 +27,7 @@ static void on_fork(struct bt_target *t, struct bt_thread *th,
 	if (!p || ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &child) < 0 ||
 	    !child || rec_procs_find(s, (pid_t)child))
 		return;		/* no recorder to copy, or done already */
+	bt_recorder_forked(p->r);	/* the child maps the same pages */
 	if (bt_recorder_fork(p->r, (pid_t)child,
 			     bt_aspace_version(bt_target_aspace(t, child)),
 			     &c) < 0)

@@ -43,7 +43,14 @@ int rc_mem_open(struct bt_recorder *r)
 int rc_mem_write(struct bt_recorder *r, uint64_t addr, const void *buf,
 		 size_t len)
 {
-	ssize_t n = bt_aspace_write_raw(rc_as(r), addr, buf, len);
+	uint8_t *m = rc_mirror_at(r, addr, len);
+	ssize_t n;
+
+	if (m) {
+		rc_mirror_store(m, buf, len);
+		return 0;
+	}
+	n = bt_aspace_write_raw(rc_as(r), addr, buf, len);
 
 	if (n == (ssize_t)len)
 		return 0;
@@ -53,7 +60,14 @@ int rc_mem_write(struct bt_recorder *r, uint64_t addr, const void *buf,
 
 int rc_mem_read(struct bt_recorder *r, uint64_t addr, void *buf, size_t len)
 {
-	ssize_t n = bt_aspace_read_raw(rc_as(r), addr, buf, len);
+	const uint8_t *m = rc_mirror_at(r, addr, len);
+	ssize_t n;
+
+	if (m) {
+		memcpy(buf, m, len);
+		return 0;
+	}
+	n = bt_aspace_read_raw(rc_as(r), addr, buf, len);
 
 	if (n == (ssize_t)len)
 		return 0;

@@ -178,6 +178,7 @@ int bt_recorder_fork(const struct bt_recorder *p, pid_t child,
 	if (ret < 0)
 		return ret;
 	c->pid = child;
+	c->mirror_off = 1;	/* its tables are its parent's pages until written */
 	if (!p->ready || p->broken) {
 		*out = c;	/* nothing mapped yet: starts fresh */
 		return 0;

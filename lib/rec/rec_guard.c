@@ -35,7 +35,7 @@
 #endif
 
 /* The names, in the page after the tables (read-only to the program). */
-static const char names[RC_NAME_MAX][16] = {
+static const char names[RC_NAME_MAX][RC_NAME_LEN] = {
 	[RC_NAME_TABLES] = "btrace-tables",
 	[RC_NAME_RINGS] = "btrace-rings",
 	[RC_NAME_CODE] = "btrace-code",

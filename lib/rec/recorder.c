@@ -181,6 +181,7 @@ int rc_setup(struct bt_recorder *r, struct bt_thread *th)
 		goto broken;
 	rc_name(r, th, r->tables, 2 * RX_TABLE_BYTES + RC_NAMES_BYTES,
 		RC_NAME_TABLES);
+	rc_mirror_map(r, th);
 	r->slot_size = 4096 + r->t->opts.buffer_size + TCB_SIZE;
 	at = rc_slots_map(r, th, FAR_HINT + (4u << 20),
 			  SLOT_MAX * r->slot_size);
@@ -236,6 +237,8 @@ void bt_recorder_reset(struct bt_recorder *r)
 	r->ready = 0;
 	r->broken = 0;
 	r->syscall_insn = 0;
+	rc_mirror_drop(r);	/* a new address space: its own */
+	r->mirror_off = 0;
 	r->nguest = 0;		/* they run in the old memory: stepped */
 	for (i = 0; i < r->nrt; i++) {
 		r->rt[i].in = 0;
@@ -293,6 +296,7 @@ void bt_recorder_free(struct bt_recorder *r)
 		free(r->zone[i].pend);
 	}
 	rc_wp_free(r);
+	rc_mirror_drop(r);
 	free(r->tab_orig[0]);
 	free(r->tab_orig[1]);
 	free(r->rt);

@@ -40,7 +40,8 @@
  * lookup tables), rec_link.c (translating, linking, and invalidation of
  * code that goes away), rec_wp.c (code the program writes: pages
  * write-protected, the write caught), rec_slot.c (a thread's ring and control block),
- * rec_drain.c (the ring decoder, pure), rec_dispatch.c (entering,
+ * rec_drain.c (the ring decoder, pure), rec_mirror.c (the tables as the
+ * tracer maps them, written with a store), rec_dispatch.c (entering,
  * trapping, leaving, faults mapped back to the original pc), rec_native.c
  * (untraced code: native exits, the int3s native code comes back at),
  * recorder.c (lifetime and threads); recorder_int.h holds what they share.
@@ -118,6 +119,13 @@ int bt_recorder_guest_add(struct bt_recorder *r, pid_t pid);
 /* @pid's threads left @r's memory: what their rings hold is decoded and
  * their slots are free again. */
 void bt_recorder_guest_end(struct bt_recorder *r, pid_t pid);
+
+/*
+ * @r's process forked a followed child, which maps the same pages of the
+ * tables: from now on @r writes them through /proc/PID/mem, as the
+ * child's recorder does (rec_mirror.c).
+ */
+void bt_recorder_forked(struct bt_recorder *r);
 
 /* A new address space (exec): translations, rings and tables are gone. */
 void bt_recorder_reset(struct bt_recorder *r);

@@ -104,6 +104,8 @@ struct bt_recorder {
 	/* processes running in its memory (vfork children; recorder.h) */
 	pid_t guest[GUEST_MAX];
 	size_t nguest;
+	uint8_t *mirror;		/* the tables, the tracer's view */
+	int mirror_off;			/* forked: /proc/PID/mem from now */
 	struct bt_recorder_host host;
 	struct rx *x;
 	int ready;			/* memory mapped in this address space */
@@ -266,12 +268,21 @@ void rc_time_stall(struct bt_recorder *r, struct rthread *rt);
  */
 enum { RC_NAME_TABLES, RC_NAME_RINGS, RC_NAME_CODE, RC_NAME_MAX };
 #define RC_NAMES_BYTES 4096
+#define RC_NAME_LEN	16
 int rc_names_write(struct bt_recorder *r);
 int64_t rc_slots_map(struct bt_recorder *r, struct bt_thread *th,
 		     uint64_t hint, uint64_t len);
 void rc_name(struct bt_recorder *r, struct bt_thread *th, uint64_t addr,
 	     uint64_t len, int which);
 int rc_tcb_check(struct bt_recorder *r, struct rthread *rt);
+
+/* rec_mirror.c: the tracer's own writable view of the tables. */
+void rc_mirror_map(struct bt_recorder *r, struct bt_thread *th);
+/* The tracer's view of [@addr, @addr + @len), NULL: none. */
+uint8_t *rc_mirror_at(const struct bt_recorder *r, uint64_t addr, size_t len);
+/* Store @len bytes there: a word in one store, in order with the rest. */
+void rc_mirror_store(uint8_t *dst, const void *buf, size_t len);
+void rc_mirror_drop(struct bt_recorder *r);
 int rc_fault_repair(struct bt_recorder *r, struct rthread *rt,
 		    struct user_regs_struct *regs, const siginfo_t *si);
 
