@@ -123,10 +123,14 @@ static int same_id(int fd, const unsigned char *id, int len)
 	return ok;
 }
 
-/* Copies in @dir not used for KEEP_DAYS go (each use touches its time). */
+/*
+ * Copies in @dir not used for KEEP_DAYS go (each use touches its time),
+ * and what a run that was killed while it wrote one left, after a day.
+ */
 static void sweep(const char *dir)
 {
 	time_t old = time(NULL) - KEEP_DAYS * 86400;
+	time_t day = time(NULL) - 86400;
 	DIR *d = opendir(dir);
 	struct dirent *e;
 
@@ -136,11 +140,13 @@ static void sweep(const char *dir)
 		struct stat st;
 		size_t n = strlen(e->d_name);
 
+		int tmp = n > 4 && !strcmp(e->d_name + n - 4, ".tmp");
+
 		if ((n < 7 || strcmp(e->d_name + n - 6, ".debug")) &&
-		    (n < 5 || strcmp(e->d_name + n - 4, ".src")))
+		    (n < 5 || strcmp(e->d_name + n - 4, ".src")) && !tmp)
 			continue;
 		if (fstatat(dirfd(d), e->d_name, &st, 0) == 0 &&
-		    st.st_mtime < old)
+		    st.st_mtime < (tmp ? day : old))
 			unlinkat(dirfd(d), e->d_name, 0);
 	}
 	closedir(d);

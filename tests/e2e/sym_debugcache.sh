@@ -7,7 +7,8 @@
 #   as a run without the cache (BTRACE_DEBUG_CACHE=0, which writes
 #   nothing);
 # - a damaged copy, or one whose source changed, is not used and is made
-#   again; copies unused for 30 days go when one is written;
+#   again; copies unused for 30 days go when one is written, and what a
+#   killed run left half written after a day;
 # - the directory: BTRACE_DEBUG_CACHE, else $XDG_CACHE_HOME/btrace/debug,
 #   else ~/.cache/btrace/debug.
 . "$TESTDIR/e2e/lib/common.sh"
@@ -65,12 +66,17 @@ touch -d '2 days ago' "$copy"
 : >"$cache/0123.debug"
 : >"$cache/0123.src"
 : >"$cache/0124.debug"
+: >"$cache/0125.debug.99.tmp"
+: >"$cache/0126.debug.98.tmp"
 touch -d '40 days ago' "$cache/0123.debug" "$cache/0123.src"
+touch -d '2 days ago' "$cache/0125.debug.99.tmp"
 rm "$copy"
 lines BTRACE_DEBUG_CACHE="$cache" >/dev/null
 [ -s "$copy" ] || fail "no copy made again"
 [ ! -e "$cache/0123.debug" ] && [ ! -e "$cache/0123.src" ] || fail "an old copy is left"
-[ -e "$cache/0124.debug" ] || fail "a copy in use was removed"
+[ ! -e "$cache/0125.debug.99.tmp" ] || fail "a killed run's temporary file is left"
+[ -e "$cache/0124.debug" ] && [ -e "$cache/0126.debug.98.tmp" ] ||
+	fail "a copy in use, or one being written, was removed"
 
 # Where it goes without BTRACE_DEBUG_CACHE.
 lines BTRACE_DEBUG_CACHE= XDG_CACHE_HOME="$work/xdg" >/dev/null
