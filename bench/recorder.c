@@ -302,6 +302,17 @@ static int bench_stops(void)
 	return 0;
 }
 
+/* @prog recorded with --follow-fork, to its end. */
+static int traced_tree(char **prog, struct result *r)
+{
+	int ret;
+
+	follow = 1;
+	ret = traced(prog, BT_SOFT_RECORD, 0, r);
+	follow = 0;
+	return ret;
+}
+
 /*
  * posix_spawn (vfork children, each running the parent's translations
  * until its exec): the targets' rec_spawn, stops per taken branch of the
@@ -312,14 +323,8 @@ static int bench_spawn(void)
 	char *prog[] = { "build/targets/rec_spawn", NULL };
 	struct result r;
 	double n = bench_run_cmd(prog);
-	int ret;
 
-	if (n < 0)
-		return -1;
-	follow = 1;
-	ret = traced(prog, BT_SOFT_RECORD, 0, &r);
-	follow = 0;
-	if (ret < 0)
+	if (n < 0 || traced_tree(prog, &r) < 0)
 		return -1;
 	printf("--follow-fork, rec_spawn (4 posix_spawns beside a thread): untraced %.3f s, record %.2f s, %llu taken branches, %llu stops: %.4f a branch\n",
 	       n, r.seconds, (unsigned long long)r.stats.branches,
@@ -333,16 +338,12 @@ static int bench_fork(void)
 			 "/etc/services | wc -c; done", NULL };
 	struct result r;
 	double n = bench_run_cmd(prog);
-	int ret;
 
 	if (n < 0) {
 		printf("bash: not found, skipped\n");
 		return 0;
 	}
-	follow = 1;
-	ret = traced(prog, BT_SOFT_RECORD, 0, &r);
-	follow = 0;
-	if (ret < 0)
+	if (traced_tree(prog, &r) < 0)
 		return -1;
 	printf("--follow-fork, bash loop of gzip | wc: untraced %.3f s, record %.2f s, %llu taken branches, %llu stops\n",
 	       n, r.seconds, (unsigned long long)r.stats.branches,

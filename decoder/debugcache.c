@@ -69,14 +69,18 @@ static int make_dir(char *dir)
 	return mkdir(dir, 0700) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* Does @elf have a compressed .debug_* section? */
-static int compressed(Elf *elf)
+/*
+ * The compressed .debug_* sections of @elf: without @inflate, is there
+ * one (1 or 0); with, each is inflated in memory, for elf_update() to
+ * write (0, or -1 if one could not be).
+ */
+static int debug_compressed(Elf *elf, int inflate)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 
 	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-		return 0;
+		return inflate ? -1 : 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
@@ -84,8 +88,12 @@ static int compressed(Elf *elf)
 		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED))
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strncmp(name, ".debug_", 7))
+		if (!name || strncmp(name, ".debug_", 7))
+			continue;
+		if (!inflate)
 			return 1;
+		if (elf_compress(scn, 0, 0) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -111,7 +119,7 @@ static int same_id(int fd, const unsigned char *id, int len)
 		(uint64_t)st.st_size &&
 	     elf_getshdrstrndx(elf, &shstrndx) == 0 &&
 	     dwelf_elf_gnu_build_id(elf, &got) == len &&
-	     !memcmp(got, id, (size_t)len) && !compressed(elf);
+	     !memcmp(got, id, (size_t)len) && !debug_compressed(elf, 0);
 	while (ok && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
@@ -174,8 +182,6 @@ static int copy_bytes(int in, int out)
 /* @tmp: a copy of @fd with its .debug_* sections inflated; 0 or -1. */
 static int write_copy(int fd, const char *tmp)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
 	Elf *elf;
 	int out, ret = -1;
 
@@ -187,22 +193,8 @@ static int write_copy(int fd, const char *tmp)
 	elf = elf_begin(out, ELF_C_RDWR, NULL);
 	if (!elf)
 		goto out;
-	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-		goto end;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED))
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strncmp(name, ".debug_", 7) &&
-		    elf_compress(scn, 0, 0) < 0)
-			goto end;
-	}
-	if (elf_update(elf, ELF_C_WRITE) >= 0)
+	if (debug_compressed(elf, 1) == 0 && elf_update(elf, ELF_C_WRITE) >= 0)
 		ret = 0;
-end:
 	elf_end(elf);
 out:
 	if (close(out) < 0)
@@ -333,7 +325,7 @@ void bt_debugcache_add(Dwfl_Module *mod, int fd, const char *path)
 		return;
 	/* worth a copy only where libdw would inflate */
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	n = elf && compressed(elf);
+	n = elf && debug_compressed(elf, 0) == 1;
 	elf_end(elf);
 	slash = strrchr(file, '/');
 	len = source_line(path, src, sizeof(src));
