@@ -625,7 +625,7 @@ struct zone *rc_zone_for(struct bt_recorder *r, struct bt_thread *th,
 
 static size_t tab_index(int which, uint64_t a)
 {
-	return which == 0 ? (a & 0xffff) : ((a >> 8) & 0xffff);
+	return rx_table_index(which, a);
 }
 
 /*
@@ -657,10 +657,9 @@ static int table_put(struct bt_recorder *r, int w, uint64_t orig,
 /*
  * Both of @orig's entries are taken: move one's original to its other
  * entry if that one is free, and take its place (cuckoo hashing, one
- * step).  Code packs the tables unevenly (table 2 is indexed by bits
- * 8-23: all of a 256-byte stretch of code shares one entry), and an
- * entry that could not be made is a lookup miss, a stop, later: half of
- * python3's start-up misses were return sites not entered.  1 if done.
+ * step).  An entry that could not be made is a lookup miss, a stop,
+ * later: half of python3's start-up misses were return sites not
+ * entered.  1 if done.
  */
 static int table_displace(struct bt_recorder *r, uint64_t orig,
 			  uint64_t trans)

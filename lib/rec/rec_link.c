@@ -291,7 +291,7 @@ static void orig_gone(struct bt_recorder *r, uint64_t orig)
 		rc_index_unlink(&r->links, pp);
 	}
 	for (w = 0; w < 2; w++) {
-		size_t i = w == 0 ? (orig & 0xffff) : ((orig >> 8) & 0xffff);
+		size_t i = rx_table_index(w, orig);
 
 		if (r->tab_orig[w] && r->tab_orig[w][i] == orig &&
 		    rc_mem_write(r, r->tables + (uint64_t)w * RX_TABLE_BYTES +

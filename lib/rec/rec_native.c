@@ -213,7 +213,7 @@ void rc_native_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 		if (!k || k < lo || k >= hi)
 			continue;
 		for (w = 0; w < 2; w++) {
-			size_t x = w == 0 ? (k & 0xffff) : ((k >> 8) & 0xffff);
+			size_t x = rx_table_index(w, k);
 
 			if (r->tab_orig[w] && r->tab_orig[w][x] == k &&
 			    rc_mem_write(r, r->tables + (uint64_t)w *

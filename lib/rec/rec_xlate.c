@@ -690,9 +690,13 @@ static int lookup_probe(struct rx_emit *e)
 	put8(e, 0xe3);			/* jrcxz hit */
 	hit1 = e->len;
 	put8(e, 0);
+	/* rx_table_index(1, rdx), rax borrowed before it takes the table */
+	put(e, "\x65\x0f\xb7\x04\x25", 5);	/* movzwl %gs:TCB_T+2,%eax */
+	put32(e, TCB_T + 2);
+	put(e, "\x0f\xb7\xca", 3);		/* movzwl %dx,%ecx */
+	put(e, "\x8d\x0c\xc1", 3);		/* lea (%rcx,%rax,8),%ecx */
+	put(e, "\x0f\xb7\xc9", 3);		/* movzwl %cx,%ecx */
 	gs_mov(e, 1, R_AX, TCB_TABLE2);
-	put(e, "\x65\x0f\xb7\x0c\x25", 5);	/* movzwl %gs:TCB_T+1,%ecx */
-	put32(e, TCB_T + 1);
 	put(e, probe_tail, sizeof(probe_tail));
 	put8(e, 0xe3);
 	hit2 = e->len;

@@ -68,6 +68,23 @@
 #define RX_TABLE_ENTRIES 65536
 #define RX_TABLE_BYTES	(RX_TABLE_ENTRIES * 16)
 
+/*
+ * @a's entry in lookup table @which (0 or 1): table 1 by bits 0-15, table
+ * 2 by bits 0-15 plus 8 times bits 16-31, mod 65536, as the probe
+ * computes them without touching the flags (movzwl and lea: rec_xlate.c's
+ * lookup_probe).  Two targets with the same low 16 bits (table 1's
+ * collisions, 64 KiB apart) then differ in table 2, and the targets of
+ * one stretch of code spread over it (indexed by bits 8-23 before, a whole
+ * 256-byte stretch had one entry: node filled a tenth of table 2 and
+ * nine tenths of table 1).
+ */
+static inline size_t rx_table_index(int which, uint64_t a)
+{
+	if (which == 0)
+		return a & 0xffff;
+	return ((a & 0xffff) + 8 * ((a >> 16) & 0xffff)) & 0xffff;
+}
+
 enum rb_term {
 	RB_CUT = 0,	/* the length limit: falls through to next */
 	RB_COND,

@@ -357,7 +357,7 @@ static void indirect_lookup(void **state)
 
 	fn = rig_translate(code, sizeof(code), BASE);
 	for (w = 0; w < 2; w++) {
-		size_t i = w == 0 ? (target & 0xffff) : ((target >> 8) & 0xffff);
+		size_t i = rx_table_index(w, target);
 		uint64_t *entry = rig.tables + w * (RX_TABLE_BYTES / 8) + i * 2;
 
 		memset(rig.tables, 0, 2 * RX_TABLE_BYTES);
@@ -438,15 +438,15 @@ static void indirect_inline_cache(void **state)
 	assert_int_equal(rdx, 0);
 	assert_int_equal(ring_head()[0], REC_IND);	/* recorded all the same */
 	/* a miss: the probe finds 0x600000 in table 1 */
-	rig.tables[(0x600000 & 0xffff) * 2] = 0x600000;
-	rig.tables[(0x600000 & 0xffff) * 2 + 1] = rig.entry[1];
+	rig.tables[rx_table_index(0, 0x600000) * 2] = 0x600000;
+	rig.tables[rx_table_index(0, 0x600000) * 2 + 1] = rig.entry[1];
 	assert_int_equal(rig_call2(fn, 0x600000, &flags, &rdx) & 0xff, 2);
 	assert_int_equal(rdx, 0);
-	/* unlinked: 0x500000 through the probe (table 2: bits 8-23) */
+	/* unlinked: 0x500000 through the probe (found in table 2) */
 	memset((void *)rel32, 0, 4);
-	rig.tables[RX_TABLE_BYTES / 8 + ((0x500000 >> 8) & 0xffff) * 2] =
+	rig.tables[RX_TABLE_BYTES / 8 + rx_table_index(1, 0x500000) * 2] =
 		0x500000;
-	rig.tables[RX_TABLE_BYTES / 8 + ((0x500000 >> 8) & 0xffff) * 2 + 1] =
+	rig.tables[RX_TABLE_BYTES / 8 + rx_table_index(1, 0x500000) * 2 + 1] =
 		rig.entry[0];
 	assert_int_equal(rig_call2(fn, 0x500000, &flags, &rdx) & 0xff, 1);
 	assert_int_equal(rdx, 0);
