@@ -178,11 +178,11 @@ int bt_recorder_fork(const struct bt_recorder *p, pid_t child,
 	if (ret < 0)
 		return ret;
 	c->pid = child;
-	c->mirror_off = 1;	/* its tables are its parent's pages until written */
 	if (!p->ready || p->broken) {
 		*out = c;	/* nothing mapped yet: starts fresh */
 		return 0;
 	}
+	c->mirror_off = 1;	/* its tables are its parent's pages until written */
 	c->clock = p->clock;		/* the same TSC */
 	c->segv = p->segv;		/* and the same actions */
 	c->segv_known = p->segv_known && p->segv_pid == p->pid;

@@ -125,8 +125,8 @@ void rc_mirror_drop(struct bt_recorder *r)
 
 void bt_recorder_forked(struct bt_recorder *r)
 {
-	if (!r)
-		return;
+	if (!r || !r->ready)
+		return;		/* tables mapped later are its own */
 	rc_mirror_drop(r);
 	r->mirror_off = 1;
 }
