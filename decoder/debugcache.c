@@ -220,7 +220,8 @@ static int copy_name(Dwfl_Module *mod, char *file, char **ext,
 		return -1;
 	n = snprintf(file, 4096 + 96, "%s/", dir);
 	for (i = 0; i < *len; i++)
-		n += snprintf(file + n, 4096 + 96 - (size_t)n, "%02x", (*id)[i]);
+		n += snprintf(file + n, 4096 + 96 - (size_t)n, "%02x",
+			      (*id)[i]);
 	*ext = file + n;
 	snprintf(*ext, 4096 + 96 - (size_t)n, ".debug");
 	return 0;

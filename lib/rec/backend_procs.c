@@ -43,7 +43,8 @@ static void on_exec(struct bt_target *t, struct bt_thread *th,
 	struct rec_proc *p;
 	struct bt_recorder *r;
 
-	rec_procs_guest_end(s, pid);	/* a vfork child left its parent's */
+	/* a vfork child leaves its parent's memory */
+	rec_procs_guest_end(s, pid);
 	p = rec_procs_find(s, pid);
 	if (p) {
 		bt_recorder_reset(p->r);

@@ -182,7 +182,8 @@ int bt_recorder_fork(const struct bt_recorder *p, pid_t child,
 		*out = c;	/* nothing mapped yet: starts fresh */
 		return 0;
 	}
-	c->mirror_off = 1;	/* its tables are its parent's pages until written */
+	/* its tables are its parent's pages until either writes one */
+	c->mirror_off = 1;
 	c->clock = p->clock;		/* the same TSC */
 	c->segv = p->segv;		/* and the same actions */
 	c->segv_known = p->segv_known && p->segv_pid == p->pid;

@@ -81,8 +81,8 @@ void bt_recorder_guest_end(struct bt_recorder *r, pid_t pid)
 	if (!r)
 		return;
 	for (i = 0; i < r->nrt;) {
-		if (r->rt[i].th->tgid == pid)
-			bt_recorder_thread_end(r, r->rt[i].th);	/* moves the last here */
+		if (r->rt[i].th->tgid == pid)	/* the last moves to i */
+			bt_recorder_thread_end(r, r->rt[i].th);
 		else
 			i++;
 	}

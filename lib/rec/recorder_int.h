@@ -105,7 +105,7 @@ struct bt_recorder {
 	pid_t guest[GUEST_MAX];
 	size_t nguest;
 	uint8_t *mirror;		/* the tables, the tracer's view */
-	int mirror_off;			/* forked: /proc/PID/mem from now */
+	int mirror_off;			/* forked: /proc/PID/mem now */
 	struct bt_recorder_host host;
 	struct rx *x;
 	int ready;			/* memory mapped in this address space */
@@ -147,7 +147,7 @@ struct bt_recorder {
 	int unnamed;			/* the kernel cannot name mappings */
 	struct rc_sigaction segv;	/* the program's SIGSEGV action */
 	int segv_known;			/* segv read since it last changed */
-	pid_t segv_pid;			/* whose: r->pid's, or a guest's */
+	pid_t segv_pid;			/* whose: pid's, or a guest's */
 };
 
 /* recorder.c: threads and setting up */

@@ -84,7 +84,8 @@ int main(void)
 	posix_spawn_file_actions_destroy(&fa);
 
 	n = spawn("/nonexistent/rec_spawn", NULL);
-	printf("missing: %s\n", n == -ENOENT ? "ENOENT" : strerror(n < 0 ? -n : 0));
+	printf("missing: %s\n",
+	       n == -ENOENT ? "ENOENT" : strerror(n < 0 ? -n : 0));
 	if (read(done[0], &h, sizeof(h)) != sizeof(h))
 		return 2;
 	printf("worker %u\n", h);

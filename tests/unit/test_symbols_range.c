@@ -85,12 +85,13 @@ static void ranges_match_libdwfl(void **state)
 		for (j = 0; j < 40; j++) {
 			unsigned k = (r.next + SYM_RANGES - 1) % SYM_RANGES;
 			uint64_t lo = r.r[k].lo, hi = r.r[k].hi;
-			uint64_t a = lo + (hi - lo > 40 ? next_rand(&seed) % (hi - lo)
-							 : (uint64_t)j % (hi - lo));
+			uint64_t span = hi - lo;
+			uint64_t a = lo + (span > 40 ? next_rand(&seed) % span
+					       : (uint64_t)j % span);
 
 			got = sym_ranges_find(&r, a, &off);
-			name = dwfl_module_addrinfo(mod, a, &o, &sym, NULL, NULL,
-						    NULL);
+			name = dwfl_module_addrinfo(mod, a, &o, &sym, NULL,
+						    NULL, NULL);
 			assert_non_null(got);
 			assert_non_null(name);
 			if (strcmp(got, name) || off != o)
