@@ -47,11 +47,17 @@ int rc_names_write(struct bt_recorder *r)
 			    sizeof(names));
 }
 
+/* Where the process has name @which (rc_names_write()). */
+static uint64_t name_at(const struct bt_recorder *r, int which)
+{
+	return r->tables + 2 * RX_TABLE_BYTES +
+	       (uint64_t)which * sizeof(names[0]);
+}
+
 void rc_name(struct bt_recorder *r, struct bt_thread *th, uint64_t addr,
 	     uint64_t len, int which)
 {
-	uint64_t name = r->tables + 2 * RX_TABLE_BYTES +
-			(uint64_t)which * sizeof(names[0]);
+	uint64_t name = name_at(r, which);
 
 	/* EINVAL without CONFIG_ANON_VMA_NAME: unnamed, not asked again */
 	if (!r->unnamed &&
@@ -67,18 +73,27 @@ void rc_name(struct bt_recorder *r, struct bt_thread *th, uint64_t addr,
  * only "00:00" mappings) passes the rings by; private, so that a fork
  * child's copy is its own.  Anonymous memory where memfd_create fails.
  */
+int64_t rc_memfd(struct bt_recorder *r, struct bt_thread *th, int which,
+		 uint64_t len)
+{
+	int64_t fd = rc_syscall(r, th, SYS_memfd_create, name_at(r, which),
+				MFD_CLOEXEC, 0, 0, 0);
+
+	if (fd >= 0 && rc_syscall(r, th, SYS_ftruncate, fd, len, 0, 0, 0)) {
+		rc_syscall(r, th, SYS_close, fd, 0, 0, 0, 0);
+		return -1;
+	}
+	return fd;
+}
+
 int64_t rc_slots_map(struct bt_recorder *r, struct bt_thread *th,
 		     uint64_t hint, uint64_t len)
 {
-	uint64_t name = r->tables + 2 * RX_TABLE_BYTES +
-			RC_NAME_RINGS * sizeof(names[0]);
-	int64_t fd, at = -1;
+	int64_t fd = rc_memfd(r, th, RC_NAME_RINGS, len), at = -1;
 
-	fd = rc_syscall(r, th, SYS_memfd_create, name, MFD_CLOEXEC, 0, 0, 0);
 	if (fd >= 0) {
-		if (rc_syscall(r, th, SYS_ftruncate, fd, len, 0, 0, 0) == 0)
-			at = rc_syscall(r, th, SYS_mmap, hint, len, PROT_NONE,
-					MAP_PRIVATE | MAP_NORESERVE, fd);
+		at = rc_syscall(r, th, SYS_mmap, hint, len, PROT_NONE,
+				MAP_PRIVATE | MAP_NORESERVE, fd);
 		rc_syscall(r, th, SYS_close, fd, 0, 0, 0, 0);
 		if (at >= 0)
 			return at;

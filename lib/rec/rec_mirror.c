@@ -31,7 +31,6 @@
 #include "btrace/error.h"
 #include "internal.h"
 #include "rec/recorder_int.h"
-#include "tracer/aspace.h"
 #include "tracer/tracer.h"
 
 /*
@@ -45,8 +44,7 @@ static int same_pages(struct bt_recorder *r, uint8_t *map, uint64_t at)
 	int ok;
 
 	memcpy(map, &mark, 8);
-	ok = bt_aspace_read_raw(bt_target_aspace(r->t, r->pid), at, &seen,
-				8) == 8 && seen == mark;
+	ok = rc_mem_read(r, at, &seen, 8) == 0 && seen == mark;
 	memset(map, 0, 8);
 	return ok;
 }
@@ -54,8 +52,6 @@ static int same_pages(struct bt_recorder *r, uint8_t *map, uint64_t at)
 void rc_mirror_map(struct bt_recorder *r, struct bt_thread *th)
 {
 	uint64_t at = r->tables, len = 2 * RX_TABLE_BYTES;
-	uint64_t name = r->tables + 2 * RX_TABLE_BYTES +
-			(uint64_t)RC_NAME_TABLES * RC_NAME_LEN;
 	void *map = MAP_FAILED;
 	char path[64];
 	int64_t fd, got = -1;
@@ -63,13 +59,13 @@ void rc_mirror_map(struct bt_recorder *r, struct bt_thread *th)
 
 	if (r->mirror || r->mirror_off)
 		return;
-	fd = rc_syscall(r, th, SYS_memfd_create, name, MFD_CLOEXEC, 0, 0, 0);
+	fd = rc_memfd(r, th, RC_NAME_TABLES, len);
 	if (fd < 0)
 		return;
 	/* the thread's own file table (a vfork child has one of its own) */
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)th->tid, (int)fd);
-	if (rc_syscall(r, th, SYS_ftruncate, fd, len, 0, 0, 0) == 0 &&
-	    (tfd = open(path, O_RDWR | O_CLOEXEC)) >= 0) {
+	tfd = open(path, O_RDWR | O_CLOEXEC);
+	if (tfd >= 0) {
 		map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, tfd,
 			   0);
 		close(tfd);

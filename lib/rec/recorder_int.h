@@ -272,6 +272,12 @@ enum { RC_NAME_TABLES, RC_NAME_RINGS, RC_NAME_CODE, RC_NAME_MAX };
 int rc_names_write(struct bt_recorder *r);
 int64_t rc_slots_map(struct bt_recorder *r, struct bt_thread *th,
 		     uint64_t hint, uint64_t len);
+/*
+ * A memfd of @len bytes named after @which, made in the process through
+ * @th: its descriptor there (the caller closes it), or < 0.
+ */
+int64_t rc_memfd(struct bt_recorder *r, struct bt_thread *th, int which,
+		 uint64_t len);
 void rc_name(struct bt_recorder *r, struct bt_thread *th, uint64_t addr,
 	     uint64_t len, int which);
 int rc_tcb_check(struct bt_recorder *r, struct rthread *rt);
