@@ -131,6 +131,14 @@ static int same_id(int fd, const unsigned char *id, int len)
 	return ok;
 }
 
+/* Does @name end in @suffix, after something? */
+static int ends_with(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n > k && !strcmp(name + n - k, suffix);
+}
+
 /*
  * Copies in @dir not used for KEEP_DAYS go (each use touches its time),
  * and what a run that was killed while it wrote one left, after a day.
@@ -145,13 +153,11 @@ static void sweep(const char *dir)
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
+		int tmp = ends_with(e->d_name, ".tmp");
 		struct stat st;
-		size_t n = strlen(e->d_name);
 
-		int tmp = n > 4 && !strcmp(e->d_name + n - 4, ".tmp");
-
-		if ((n < 7 || strcmp(e->d_name + n - 6, ".debug")) &&
-		    (n < 5 || strcmp(e->d_name + n - 4, ".src")) && !tmp)
+		if (!tmp && !ends_with(e->d_name, ".debug") &&
+		    !ends_with(e->d_name, ".src"))
 			continue;
 		if (fstatat(dirfd(d), e->d_name, &st, 0) == 0 &&
 		    st.st_mtime < (tmp ? day : old))
@@ -179,27 +185,42 @@ static int copy_bytes(int in, int out)
 	}
 }
 
-/* @tmp: a copy of @fd with its .debug_* sections inflated; 0 or -1. */
-static int write_copy(int fd, const char *tmp)
+/*
+ * @file written through a temporary beside it, renamed once whole: open
+ * it (a descriptor, or < 0), then publish() what was written.
+ */
+static int publish_open(const char *file, char tmp[4096 + 128])
 {
-	Elf *elf;
-	int out, ret = -1;
+	snprintf(tmp, 4096 + 128, "%s.%d.tmp", file, (int)getpid());
+	return open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+}
 
-	out = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+/* 0 if @ok, @fd closed and @tmp renamed to @file; else -1, @tmp gone. */
+static int publish(int fd, int ok, const char *tmp, const char *file)
+{
+	ok &= close(fd) == 0;
+	if (ok && rename(tmp, file) == 0)
+		return 0;
+	unlink(tmp);
+	return -1;
+}
+
+/* @file: a copy of @fd with its .debug_* sections inflated; 0 or -1. */
+static int write_copy(int fd, const char *file)
+{
+	char tmp[4096 + 128];
+	int out = publish_open(file, tmp), ok = 0;
+	Elf *elf;
+
 	if (out < 0)
 		return -1;
-	if (copy_bytes(fd, out) < 0)
-		goto out;
-	elf = elf_begin(out, ELF_C_RDWR, NULL);
-	if (!elf)
-		goto out;
-	if (debug_compressed(elf, 1) == 0 && elf_update(elf, ELF_C_WRITE) >= 0)
-		ret = 0;
-	elf_end(elf);
-out:
-	if (close(out) < 0)
-		ret = -1;
-	return ret;
+	if (copy_bytes(fd, out) == 0 &&
+	    (elf = elf_begin(out, ELF_C_RDWR, NULL))) {
+		ok = debug_compressed(elf, 1) == 0 &&
+		     elf_update(elf, ELF_C_WRITE) >= 0;
+		elf_end(elf);
+	}
+	return publish(out, ok, tmp, file);
 }
 
 /*
@@ -301,24 +322,17 @@ int bt_debugcache_find(Dwfl_Module *mod, char **path)
 static int write_file(const char *file, const char *buf, size_t len)
 {
 	char tmp[4096 + 128];
-	int fd, ok;
+	int fd = publish_open(file, tmp);
 
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", file, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	ok = write(fd, buf, len) == (ssize_t)len;
-	ok &= close(fd) == 0;
-	if (ok && rename(tmp, file) == 0)
-		return 0;
-	unlink(tmp);
-	return -1;
+	return publish(fd, write(fd, buf, len) == (ssize_t)len, tmp, file);
 }
 
 void bt_debugcache_add(Dwfl_Module *mod, int fd, const char *path)
 {
 	const unsigned char *id;
-	char file[4096 + 96], tmp[4096 + 128], src[4096 + 128], *ext, *slash;
+	char file[4096 + 96], src[4096 + 128], *ext, *slash;
 	int len, n;
 	Elf *elf;
 
@@ -337,11 +351,8 @@ void bt_debugcache_add(Dwfl_Module *mod, int fd, const char *path)
 	*slash = '/';
 	if (n < 0)
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", file, (int)getpid());
-	if (write_copy(fd, tmp) < 0 || rename(tmp, file) < 0) {
-		unlink(tmp);
+	if (write_copy(fd, file) < 0)
 		return;
-	}
 	strcpy(ext, ".src");
 	if (write_file(file, src, (size_t)len) < 0)
 		return;
