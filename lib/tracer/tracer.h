@@ -26,6 +26,15 @@ enum bt_thread_state {
 	BT_TH_GONE,		/* exited and reaped; kept for its ring */
 };
 
+/*
+ * On a signal handler's entry rsp points at the rt_sigframe: the return
+ * address (sa_restorer), then the ucontext whose mcontext holds the
+ * interrupted rip: uc_flags, uc_link, uc_stack (40 bytes), then gregs
+ * r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip.  That rip is where
+ * the handler's return goes: a restarted system call's own address.
+ */
+#define BT_SIGFRAME_RIP (8 + 40 + 16 * 8)
+
 /* Why a stopped thread is stopped: how it must be resumed. */
 enum bt_thread_stop {
 	BT_TS_NONE = 0,

@@ -61,17 +61,6 @@ for prog in "$TARGETS"/*; do
 			echo "skip $name in the fast mode: file-mapped code changing is not seen there"
 			continue
 		fi
-		# Open: now and then a thread's chain runs past an int3 it
-		# needs, one another thread's chain dealt with meanwhile:
-		# main's before its write() in __write (jit_pair's
-		# worker uses the same code), a worker's in libc (gdbsrv_dyn:
-		# 3 runs of 8 with the two CPUs busy, with the build of the
-		# last stop as with this one). A decode gap where stepping has
-		# the branches.
-		if [ $mode = fast ] && { [ $name = jit_pair ] || [ $name = gdbsrv_dyn ]; }; then
-			echo "skip $name in the fast mode: an int3 another thread's chain needs is sometimes gone (open)"
-			continue
-		fi
 		# Open too: while a vfork child runs in the process's memory
 		# the int3s are lifted, and the worker's chain runs past one
 		if [ $mode = fast ] && [ $name = rec_spawn ]; then

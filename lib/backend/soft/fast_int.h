@@ -83,6 +83,7 @@ enum fast_state {
 	FT_STEPOVER,	/* stepping an instruction under a lifted int3 */
 	FT_STEP,	/* stepping code that may change (no int3 there) */
 	FT_NATIVE,	/* in untraced code: runs free until re-entry */
+	FT_SYSCALL,	/* in a system call, displaced (fast_sys_enter) */
 };
 
 struct fast_thread {
@@ -96,6 +97,7 @@ struct fast_thread {
 	uint32_t acc;		/* instructions since the last branch */
 	int state;		/* enum fast_state */
 	int need_step;		/* trap left it at an int3 to step over */
+	int need_sys;		/* ... at a system call's, to run displaced */
 	int back_native;	/* that step is not traced: FT_NATIVE after */
 	int foreign;		/* a followed fork child: another memory */
 	struct user_regs_struct pre;	/* registers before a step */
@@ -209,6 +211,8 @@ int fast_slot_enter(struct bt_target *t, struct bt_thread *th,
 		    struct user_regs_struct *regs);
 int fast_slot_restart(struct bt_target *t, struct bt_thread *th,
 		      struct user_regs_struct *regs);
+int fast_sys_enter(struct bt_target *t, struct bt_thread *th,
+		   struct user_regs_struct *regs);
 int fast_step_start(struct bt_thread *th, int state,
 		    const struct user_regs_struct *regs, int sig);
 void fast_thread_unslot(struct bt_target *t, struct bt_thread *th,

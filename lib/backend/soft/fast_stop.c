@@ -93,6 +93,42 @@ static int bp_slot(struct bt_target *t, struct bt_thread *th,
 }
 
 /*
+ * Does the system call under @b run displaced (bt_displace_sys_make)?
+ * Then the int3 stays for the other threads while it runs, however long
+ * it blocks.  Not in a vfork child's shared memory, nor the calls that do
+ * not come back to the next instruction or start a thread or process
+ * there: those are stepped with the int3 lifted.  0, or < 0 (step it).
+ */
+static int bp_sys(struct bt_target *t, struct bt_thread *th,
+		  const struct fast_bp *b, const struct user_regs_struct *regs)
+{
+	static const uint64_t stepped[] = {
+		SYS_rt_sigreturn, SYS_clone, SYS_fork, SYS_vfork, SYS_execve,
+		SYS_execveat, 435 /* clone3 */,
+	};
+	struct bt_aspace *as = fast_as(t);
+	uint8_t code[2];
+	uint64_t slot;
+	size_t i;
+	int fd;
+
+	if (b->iclass != BT_INSN_SYSCALL || ft_foreign(th) ||
+	    bt_aspace_lifted_all(as))
+		return -bte_nosys;
+	for (i = 0; i < BT_ARRAY_SIZE(stepped); i++)
+		if (regs->rax == stepped[i])
+			return -bte_nosys;
+	if (fast_read(t, b->addr, code, 2) < 0 || code[0] != 0x0f ||
+	    code[1] != 0x05)
+		return -bte_nosys;	/* int $0x80, sysenter */
+	fd = bt_aspace_fd(as);
+	if (fd < 0)
+		return fd;
+	return bt_displace_sys_make(fast_of(t)->dsp, t, th, fd, b->addr,
+				    &slot);
+}
+
+/*
  * @th stopped on our int3 @b (regs->rip is back at the instruction).
  * Evaluate the branch and move the thread on, or leave it there to be
  * stepped.  Returns 0 or a negative bt_error.
@@ -106,6 +142,10 @@ static int bp_hit(struct bt_target *t, struct bt_thread *th,
 
 	if (b->iclass == BT_INSN_OTHER && bp_slot(t, th, b) == 0) {
 		regs->rip = b->slot;	/* the next resume goes on from there */
+		return set_regs(th, regs);
+	}
+	if (bp_sys(t, th, b, regs) == 0) {
+		ft->need_sys = 1;	/* the next resume runs it */
 		return set_regs(th, regs);
 	}
 	if (b->kind == BP_STEP || !b->emu_ok ||
@@ -166,6 +206,19 @@ static void step_decode(struct bt_target *t, struct bt_thread *th,
 	}
 }
 
+/*
+ * Stopped for a signal inside a system call, @regs just after it: the
+ * call is restarted (the kernel moves the pc back to it) or fails with
+ * EINTR once the handler is set up.  The single-stepping reference does
+ * not count it there.
+ */
+static int sys_interrupted(const struct user_regs_struct *regs)
+{
+	int64_t ret = (int64_t)regs->rax;
+
+	return ret == -512 || ret == -513 || ret == -514 || ret == -516;
+}
+
 /* A step of the instruction at ft->pre ended at @post: record it. */
 static void step_done(struct bt_target *t, struct bt_thread *th,
 		      const struct user_regs_struct *post)
@@ -196,10 +249,14 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 	step_decode(t, th, pre->rip, code, &in);
 	if (state == FT_SIGSTEP && post->rip != pre->rip &&
 	    post->rip != step_expected(t, &in, pre, code)) {
-		uint64_t restorer = 0;
+		uint64_t restorer = 0, from = pre->rip;
 
+		/* from where the frame goes back to: a system call that is
+		 * restarted, not the instruction after it */
+		if (fast_read(t, post->rsp + BT_SIGFRAME_RIP, &from, 8) < 0)
+			from = pre->rip;
 		/* the handler's frame returns through the restorer */
-		fast_branch_append(t, th, pre->rip, post->rip, BT_BR_INTR, 0);
+		fast_branch_append(t, th, from, post->rip, BT_BR_INTR, 0);
 		if (fast_read(t, post->rsp, &restorer, 8) == 0 &&
 		    !fast_is_restorer(f, restorer) &&
 		    f->nrestorers < BT_ARRAY_SIZE(f->restorers)) {
@@ -210,6 +267,8 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 	}
 	if (in.rep && post->rip == pre->rip)
 		return;		/* one more iteration */
+	if (in.iclass == BT_INSN_SYSCALL && sys_interrupted(post))
+		return;		/* it runs again, or fails: not counted */
 	fast_acc_add(t, th, 1);
 	if (in.late_trap && post->rip != in.addr + in.len) {
 		/* the next one ran too, and the trap is its step (insn.h) */
@@ -226,6 +285,49 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 		    post->orig_rax == SYS_rt_sigreturn ? BT_BRF_SIGRETURN : 0);
 	else
 		branch_taken(t, th, in.addr, post->rip, in.iclass, post);
+}
+
+/*
+ * Run the system call @th stopped at (bp_sys said it may) in the slot
+ * made for it: it comes back at the slot's int3 (fast_trap), or is
+ * stopped inside (fast_thread_unslot).
+ */
+int fast_sys_enter(struct bt_target *t, struct bt_thread *th,
+		   struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+
+	ft->need_sys = 0;
+	ft->pre = *regs;
+	ft->state = FT_SYSCALL;
+	regs->rip = bt_displace_sys(fast_of(t)->dsp);
+	if (set_regs(th, regs) < 0)
+		return -bte_ptrace;
+	return bt_thread_restart(th, PTRACE_CONT, 0);
+}
+
+/*
+ * @th, in its displaced system call, stopped at @regs: back where the
+ * program has it.  Before the call, at the syscall; after it (at the int3
+ * or past it), after the syscall, with the rcx the call left there.
+ */
+static void sys_leave(struct bt_target *t, struct bt_thread *th,
+		      struct user_regs_struct *regs)
+{
+	struct fast_thread *ft = th->bk;
+	uint64_t slot = bt_displace_sys(fast_of(t)->dsp), at = ft->pre.rip;
+
+	ft->state = FT_RUN;
+	if (regs->rip == slot) {
+		regs->rip = at;
+	} else if (regs->rip == slot + 2 || regs->rip == slot + 3) {
+		regs->rip = regs->rcx = at + 2;
+		if (regs->rip == slot + 3 || !sys_interrupted(regs))
+			fast_acc_add(t, th, 1);
+	} else {
+		return;		/* it went elsewhere by itself */
+	}
+	set_regs(th, regs);
 }
 
 int fast_step_start(struct bt_thread *th, int state,
@@ -248,10 +350,15 @@ int fast_step_start(struct bt_thread *th, int state,
 void fast_thread_unslot(struct bt_target *t, struct bt_thread *th,
 			struct user_regs_struct *regs, int keep_start)
 {
+	struct fast_thread *ft = th->bk;
 	struct fast *f = fast_of(t);
 	uint64_t pc, orig;
 	uint8_t len;
 
+	if (ft && ft->state == FT_SYSCALL) {
+		sys_leave(t, th, regs);
+		return;
+	}
 	pc = bt_displace_unmap(f->dsp, regs->rip);
 	if (pc == regs->rip ||
 	    (keep_start && bt_displace_slot_of(f->dsp, regs->rip, &orig, &len)))
@@ -416,6 +523,13 @@ int fast_trap(struct bt_target *t, struct bt_thread *th, const siginfo_t *si)
 	 */
 	if (bt_thread_regs(th, &regs) < 0)
 		return 1;
+	if (ft->state == FT_SYSCALL && si->si_code == SI_KERNEL &&
+	    regs.rip == bt_displace_sys(fast_of(t)->dsp) + 3) {
+		bt_thread_time_owed(th, ft->acc);
+		sys_leave(t, th, &regs);	/* the call is done */
+		bt_thread_time_stop(th, ft->acc);
+		return 1;
+	}
 	if (si->si_code == SI_KERNEL && !ft->foreign)
 		return int3_trap(t, th, &regs);
 	/*

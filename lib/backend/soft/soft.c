@@ -44,14 +44,6 @@ struct soft_thread {
 	uint64_t sysno;		/* rax when the step was issued */
 };
 
-/*
- * On handler entry rsp points at the rt_sigframe: the return address
- * (sa_restorer), then the ucontext whose mcontext holds the interrupted
- * rip: uc_flags, uc_link, uc_stack (40 bytes), then gregs r8..r15, rdi,
- * rsi, rbp, rbx, rdx, rax, rcx, rsp, rip.
- */
-#define SIGFRAME_RIP_OFFSET (8 + 40 + 16 * 8)
-
 /* A stop every instruction (25-40 us each): a time record per 1 ms of run
  * at most, or they would take as much ring as the branches. */
 #define STEP_CLOCK_GRAIN 1000000ull
@@ -164,7 +156,7 @@ static int soft_enter_handler(struct bt_target *t, struct bt_thread *th,
 	struct soft_thread *st = th->bk;
 	uint64_t from = st->pc;
 
-	if (bt_thread_mem(t, th, regs->rsp + SIGFRAME_RIP_OFFSET, &from,
+	if (bt_thread_mem(t, th, regs->rsp + BT_SIGFRAME_RIP, &from,
 			  sizeof(from)) != sizeof(from))
 		from = st->pc;
 	st->entering = 0;

@@ -46,6 +46,7 @@ struct bt_displace {
 	size_t narea;
 	int no_memory;		/* mmap failed: no more tries */
 	uint64_t syscall_insn;	/* a 0f 05 in the process, 0: not found yet */
+	uint64_t sys_slot;	/* syscall; int3 (bt_displace_sys_make), or 0 */
 	struct dmap **bucket;
 	size_t nbucket, count;
 };
@@ -82,6 +83,7 @@ void bt_displace_reset(struct bt_displace *d)
 	d->narea = 0;
 	d->no_memory = 0;
 	d->syscall_insn = 0;
+	d->sys_slot = 0;
 	for (i = 0; i < d->nbucket; i++) {
 		struct dmap *m = d->bucket[i], *n;
 
@@ -332,9 +334,46 @@ int bt_displace_make(struct bt_displace *d, struct bt_target *t,
 	return 0;
 }
 
+int bt_displace_sys_make(struct bt_displace *d, struct bt_target *t,
+			 struct bt_thread *th, int memfd, uint64_t addr,
+			 uint64_t *slot)
+{
+	struct area *a = NULL;
+	uint64_t s;
+	size_t i;
+	int ret;
+
+	*slot = d->sys_slot;
+	if (*slot)
+		return 0;
+	for (i = 0; i < d->narea && !a; i++)
+		if (d->area[i]->used < AREA_SLOTS)
+			a = d->area[i];
+	if (!a) {
+		ret = area_new(d, t, th, memfd, addr, &a);
+		if (ret < 0)
+			return ret;
+	}
+	s = slot_addr(a, a->used);
+	if (pwrite(memfd, "\x0f\x05\xcc", 3, (off_t)s) != 3)
+		return bt_fail(bte_io, errno, "write slot 0x%llx",
+			       (unsigned long long)s);
+	a->rec[a->used].orig = 0;	/* no one instruction's: slot_rec */
+	a->rec[a->used].len = 0;
+	a->used++;
+	*slot = d->sys_slot = s;
+	return 0;
+}
+
+uint64_t bt_displace_sys(const struct bt_displace *d)
+{
+	return d->sys_slot;
+}
+
 static const struct slot_rec *slot_rec(const struct bt_displace *d,
 				       uint64_t pc, uint64_t *off)
 {
+	const struct slot_rec *r;
 	size_t i;
 
 	for (i = 0; i < d->narea; i++) {
@@ -342,7 +381,8 @@ static const struct slot_rec *slot_rec(const struct bt_displace *d,
 
 		if (pc >= a->base && pc < slot_addr(a, a->used)) {
 			*off = (pc - a->base) % SLOT_SIZE;
-			return &a->rec[(pc - a->base) / SLOT_SIZE];
+			r = &a->rec[(pc - a->base) / SLOT_SIZE];
+			return r->orig ? r : NULL;	/* not the syscall's */
 		}
 	}
 	return NULL;

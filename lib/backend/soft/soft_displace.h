@@ -102,6 +102,22 @@ uint64_t bt_find_syscall_insn(struct bt_target *t, int memfd);
 /* The same in process @pid (a followed fork child). */
 uint64_t bt_find_syscall_insn_pid(pid_t pid, int memfd);
 
+/*
+ * The one slot where any thread runs a system call displaced: "syscall;
+ * int3", made on first use near @addr as bt_displace_make() makes slots
+ * (@th stopped at a trap).  The program's own syscall keeps the int3
+ * that stops other threads there: no thread runs past it while one is
+ * inside the call (a blocking read can take as long as it likes).  The
+ * thread comes back at the int3 after it, its rcx the slot's (the
+ * caller puts back the original).  bt_displace_sys(): its address, 0
+ * none yet.  bt_displace_unmap() and bt_displace_slot_of() do not know
+ * it (it runs no one instruction: the caller keeps which).
+ */
+int bt_displace_sys_make(struct bt_displace *d, struct bt_target *t,
+			 struct bt_thread *th, int memfd, uint64_t addr,
+			 uint64_t *slot);
+uint64_t bt_displace_sys(const struct bt_displace *d);
+
 /* Slots made so far (for tests and statistics). */
 size_t bt_displace_count(const struct bt_displace *d);
 

@@ -106,6 +106,8 @@ int bt_fast_resume_begin(struct bt_target *t, struct bt_thread *th, int sig,
 		goto commit;
 	return ret < 0 ? ret : 1;
 commit:
+	if (sig)
+		ft->need_sys = 0;	/* the handler first: it comes back */
 	ft->back_native = ft->state == FT_NATIVE;
 	fast_thread_unslot(t, th, regs, 1);
 	fast_chain_commit(t, th, regs->rip);
@@ -146,6 +148,8 @@ int bt_fast_resume_run(struct bt_target *t, struct bt_thread *th,
 		if (ret)
 			return ret < 0 ? ret : 0;
 	}
+	if (ft->need_sys)
+		return fast_sys_enter(t, th, regs);
 	if (ft->need_step)
 		return step_over(t, th, regs);
 	if (!fast_addr_chained(t, regs->rip)) {
