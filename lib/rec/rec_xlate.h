@@ -265,6 +265,8 @@ int rx_emit_entry(struct rx_emit *e);
 /* An entry's part after its check: the loads that take rax, rcx and rdx
  * back (RX_ENTRY_LEN - RX_ENTRY_RESTORE bytes before the translation). */
 #define RX_ENTRY_RESTORE 27
+/* The check's own length: where an entry that skips it goes in. */
+#define RX_ENTRY_CHECK	(RX_ENTRY_LEN - RX_ENTRY_RESTORE)
 
 /* A point of kind @kind at the end of @e (rx_point). 0 or -bte_nomem. */
 int rx_emit_point(struct rx_emit *e, int kind, uint64_t orig, uint64_t aux,

@@ -261,6 +261,7 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 	r->pid = t->pid;
 	r->host = *host;
 	r->nbucket = 4096;
+	r->tab_unchecked = 1;
 	r->bucket = calloc(r->nbucket, sizeof(*r->bucket));
 	r->ringbuf = malloc(t->opts.buffer_size ? t->opts.buffer_size :
 						  BT_DEFAULT_BUFFER_SIZE);

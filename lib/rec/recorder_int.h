@@ -116,6 +116,11 @@ struct bt_recorder {
 	uint64_t syscall_insn;
 	uint64_t tables;		/* two RX_TABLE_BYTES tables */
 	uint64_t *tab_orig[2];		/* their orig columns, mirrored */
+	/* Their entries lead past each translation's check of its orig
+	 * (RX_ENTRY_CHECK): no second thread runs translated code, so no
+	 * entry is seen half written.  Off for good when one may
+	 * (rc_tables_checked). */
+	int tab_unchecked;
 	uint64_t slots;			/* SLOT_MAX slots, PROT_NONE reserved */
 	size_t slot_size;
 	uint8_t slot_used[SLOT_MAX];
@@ -183,6 +188,7 @@ int rc_code_write(struct bt_recorder *r, uint64_t addr, const void *buf,
 int rc_zone_commit(struct bt_recorder *r, struct zone *z, struct rx_emit *e);
 void rc_emit_init(struct bt_recorder *r, struct rx_emit *e, struct zone *z);
 int rc_tables_alloc(struct bt_recorder *r);
+void rc_tables_checked(struct bt_recorder *r);
 int rc_table_insert(struct bt_recorder *r, uint64_t orig, uint64_t trans,
 		    int need);
 void rc_blocks_clear(struct bt_recorder *r);
