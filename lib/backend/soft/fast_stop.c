@@ -321,9 +321,11 @@ static void sys_leave(struct bt_target *t, struct bt_thread *th,
 	if (regs->rip == slot) {
 		regs->rip = at;
 	} else if (regs->rip == slot + 2 || regs->rip == slot + 3) {
-		regs->rip = regs->rcx = at + 2;
+		/* past the int3 it is done; before it, a signal may have
+		 * stopped it inside (sys_interrupted) */
 		if (regs->rip == slot + 3 || !sys_interrupted(regs))
 			fast_acc_add(t, th, 1);
+		regs->rip = regs->rcx = at + 2;
 	} else {
 		return;		/* it went elsewhere by itself */
 	}

@@ -106,6 +106,10 @@ int bt_fast_resume_begin(struct bt_target *t, struct bt_thread *th, int sig,
 		goto commit;
 	return ret < 0 ? ret : 1;
 commit:
+	if (ft->state == FT_STEPOVER) {	/* another stop cut its step short */
+		fast_bp_unlift(t, th);
+		ft->state = FT_RUN;
+	}
 	if (sig)
 		ft->need_sys = 0;	/* the handler first: it comes back */
 	ft->back_native = ft->state == FT_NATIVE;
