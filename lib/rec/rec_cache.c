@@ -681,9 +681,13 @@ static int table_put(struct bt_recorder *r, int w, uint64_t orig,
 	if (rc_alone(r)) {
 		if (rc_mem_write(r, at, entry, 16) < 0)
 			return 0;
-	} else if (rc_mem_write(r, at + 8, &trans, 8) < 0 ||
-		   rc_mem_write(r, at, &orig, 8) < 0) {
-		return 0;
+	} else {
+		if (rc_mem_write(r, at + 8, &trans, 8) < 0)
+			return 0;
+		if (r->stall_us)
+			usleep(r->stall_us);
+		if (rc_mem_write(r, at, &orig, 8) < 0)
+			return 0;
 	}
 	r->tab_orig[w][i] = orig;
 	return 1;

@@ -262,6 +262,8 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 	r->host = *host;
 	r->nbucket = 4096;
 	r->tab_unchecked = 1;
+	if (getenv("BTRACE_TEST_TABLE_STALL_US"))
+		r->stall_us = (unsigned)atoi(getenv("BTRACE_TEST_TABLE_STALL_US"));
 	r->bucket = calloc(r->nbucket, sizeof(*r->bucket));
 	r->ringbuf = malloc(t->opts.buffer_size ? t->opts.buffer_size :
 						  BT_DEFAULT_BUFFER_SIZE);

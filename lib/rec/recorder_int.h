@@ -137,6 +137,9 @@ struct bt_recorder {
 	uint64_t translated;
 	uint64_t version;
 	unsigned evict;
+	/* tests: microseconds between an entry's two stores, so that a
+	 * probe meets it half written (BTRACE_TEST_TABLE_STALL_US) */
+	unsigned stall_us;
 	uint64_t span_lo[SPAN_MAX], span_hi[SPAN_MAX];	/* code translated */
 	size_t nspan;
 	struct rthread *rt;
