@@ -643,7 +643,7 @@ void rc_tables_checked(struct bt_recorder *r)
 	if (!r->tab_unchecked)
 		return;
 	r->tab_unchecked = 0;
-	for (w = 0; w < 2; w++)
+	for (w = 0; w < 2 && r->tab_orig[w]; w++)
 		for (i = 0; i < RX_TABLE_ENTRIES; i++) {
 			if (!r->tab_orig[w][i])
 				continue;

@@ -190,6 +190,8 @@ int bt_recorder_fork(const struct bt_recorder *p, pid_t child,
 	c->segv_pid = child;
 	c->syscall_insn = p->syscall_insn;
 	c->tables = p->tables;
+	/* its entries are its parent's, leading to the check or past it */
+	c->tab_unchecked = p->tab_unchecked;
 	c->version = stops_version;
 	c->translated = p->translated;
 	c->evict = p->evict;

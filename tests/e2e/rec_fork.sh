@@ -11,7 +11,10 @@
 #   targets/rec_vfork (vfork + exec of /bin/true: its loader's start),
 #   targets/rec_spawn (posix_spawn while a second thread runs: children
 #   that exec, one with a file action, one whose exec fails and exits;
-#   its worker ends with the exit, softdiff -t).  rec_spawn recorded
+#   its worker ends with the exit, softdiff -t), targets/fast_mix thread
+#   (a parent that ran a second thread forks a child that starts one:
+#   the child's lookup entries are its parent's, and the second thread
+#   must find them all checking their original again).  rec_spawn recorded
 #   stops less than once per 50 taken branches: its vfork children are
 #   not stepped (they were: 0.15).
 # - python3 forking and exec'ing /bin/true, and through subprocess
@@ -40,6 +43,7 @@ diffcheck() {	# softdiff options, then -- and the program
 diffcheck -k -m record -- "$TARGETS/rec_fork"
 diffcheck -k -t -m record -- "$TARGETS/rec_fork" child
 diffcheck -k -m record -- "$TARGETS/rec_vfork" true
+diffcheck -k -t -m record -- "$TARGETS/fast_mix" thread
 diffcheck -k -t -m record -- "$TARGETS/rec_spawn"
 python3 - "$work/log" <<'PY' || fails=$((fails + 1))
 import re, sys

@@ -29,8 +29,9 @@ for prog in "$TARGETS"/*; do
 	opt=
 	case $name in
 	# threads; timeline's worker may or may not be in its read() yet
-	# when main crashes; rec_spawn's worker is ended by the exit
-	*thread*|gdbsrv_dyn|timeline|rec_spawn) opt=-t ;;
+	# when main crashes; rec_spawn's and jit_pair's workers are ended
+	# by the exit
+	*thread*|gdbsrv_dyn|timeline|rec_spawn|jit_pair) opt=-t ;;
 	cap_*|attach_*|sess_*)	# clocks, threads, input: not repeatable
 		echo "skip $name: a timing-dependent program for attach tests"
 		continue ;;

@@ -6,6 +6,8 @@
  * handler, signals with handlers and siglongjmp out of a SIGSEGV handler,
  * code written at run time and rewritten, a thread joined, a forked child
  * (which must run clean: exit status 3 if it did not), then a NULL store.
+ * With "thread", the child starts a thread of its own, which hands it a
+ * sum and waits for the end (where it is then is timing: softdiff -t).
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -108,11 +110,36 @@ static void *worker(void *arg)
 	return (void *)(long)s;
 }
 
+static int done[2], child_thread;
+
+/* The child's thread: its sum to the child's main, then it waits for the
+ * end (where it is then is timing: softdiff -t) */
+static void *child_worker(void *arg)
+{
+	int s = (int)(long)worker(arg);
+
+	if (write(done[1], &s, sizeof(s)) != sizeof(s))
+		return NULL;
+	for (;;)
+		pause();
+}
+
 static int child_work(void)
 {
 	pid_t pid = fork();
 	int status = 0;
 
+	if (pid == 0 && child_thread) {	/* a thread of its own too */
+		pthread_t th;
+		int s = 0;
+
+		if (pipe(done) < 0 ||
+		    pthread_create(&th, NULL, child_worker, NULL) ||
+		    read(done[0], &s, sizeof(s)) != sizeof(s))
+			_exit(1);
+		sink = fib(8);
+		_exit(sink == 21 && s > 0 ? 0 : 1);
+	}
 	if (pid == 0) {
 		sink = fib(8);
 		_exit(sink == 21 ? 0 : 1);
@@ -122,13 +149,14 @@ static int child_work(void)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 3;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	int (*ops[2])(int) = { twice, thrice };
 	pthread_t th;
 	void *ret;
 	int i;
 
+	child_thread = argc > 1 && !strcmp(argv[1], "thread");
 	signal(SIGUSR1, on_signal);
 	signal(SIGTRAP, on_signal);
 	signal(SIGSEGV, on_segv);
