@@ -85,6 +85,19 @@ static int fast_setup(struct bt_target *t, struct bt_thread *th)
 
 /* ---- resuming ---------------------------------------------------------- */
 
+/*
+ * Did @th's stop come from inside the system call it was stepping, one
+ * that comes back to the next instruction (a thread or process started)?
+ */
+static int step_event(const struct bt_thread *th)
+{
+	return th->why == BT_TS_EVENT &&
+	       (th->event == PTRACE_EVENT_CLONE ||
+		th->event == PTRACE_EVENT_FORK ||
+		th->event == PTRACE_EVENT_VFORK ||
+		th->event == PTRACE_EVENT_VFORK_DONE);
+}
+
 int bt_fast_resume_begin(struct bt_target *t, struct bt_thread *th, int sig,
 			 struct user_regs_struct *regs)
 {
@@ -97,7 +110,10 @@ int bt_fast_resume_begin(struct bt_target *t, struct bt_thread *th, int sig,
 	ret = bt_thread_regs(th, regs);
 	if (ret < 0)
 		return ret;
-	if (ft->foreign)
+	if (ft->foreign && ft->state == FT_STEP && !sig &&
+	    step_event(th))	/* the step goes on: its trap is after it */
+		ret = bt_thread_restart(th, PTRACE_SINGLESTEP, 0);
+	else if (ft->foreign)
 		ret = fast_step_start(th, sig ? FT_SIGSTEP : FT_STEP, regs,
 				      sig);
 	else if (ft->state == FT_NATIVE && !(ft->need_step && !sig))
