@@ -229,6 +229,15 @@ static int area_new(struct bt_displace *d, struct bt_target *t,
 	return 0;
 }
 
+/* An area for @in (area_pick()), else a new one near @addr: 0 or < 0. */
+static int area_for(struct bt_displace *d, struct bt_target *t,
+		    struct bt_thread *th, int memfd, uint64_t addr,
+		    const struct bt_x86_insn *in, struct area **out)
+{
+	*out = area_pick(d, in);
+	return *out ? 0 : area_new(d, t, th, memfd, addr, out);
+}
+
 static int map_add(struct bt_displace *d, uint64_t orig, uint64_t slot)
 {
 	struct dmap *m = malloc(sizeof(*m));
@@ -311,12 +320,9 @@ int bt_displace_make(struct bt_displace *d, struct bt_target *t,
 	ret = displace_decode(code, len, addr, &in);
 	if (ret < 0)
 		return ret;
-	a = area_pick(d, &in);
-	if (!a) {
-		ret = area_new(d, t, th, memfd, addr, &a);
-		if (ret < 0)
-			return ret;	/* a far area is kept for others */
-	}
+	ret = area_for(d, t, th, memfd, addr, &in, &a);
+	if (ret < 0)
+		return ret;	/* a far area is kept for others */
 	s = slot_addr(a, a->used);
 	n = bt_displace_encode(d, code, len, addr, s, bytes);
 	if (n < 0)
@@ -338,22 +344,17 @@ int bt_displace_sys_make(struct bt_displace *d, struct bt_target *t,
 			 struct bt_thread *th, int memfd, uint64_t addr,
 			 uint64_t *slot)
 {
-	struct area *a = NULL;
+	struct bt_x86_insn none = { 0 };	/* no operand to reach */
+	struct area *a;
 	uint64_t s;
-	size_t i;
 	int ret;
 
 	*slot = d->sys_slot;
 	if (*slot)
 		return 0;
-	for (i = 0; i < d->narea && !a; i++)
-		if (d->area[i]->used < AREA_SLOTS)
-			a = d->area[i];
-	if (!a) {
-		ret = area_new(d, t, th, memfd, addr, &a);
-		if (ret < 0)
-			return ret;
-	}
+	ret = area_for(d, t, th, memfd, addr, &none, &a);
+	if (ret < 0)
+		return ret;
 	s = slot_addr(a, a->used);
 	if (pwrite(memfd, "\x0f\x05\xcc", 3, (off_t)s) != 3)
 		return bt_fail(bte_io, errno, "write slot 0x%llx",
