@@ -628,31 +628,50 @@ static size_t tab_index(int which, uint64_t a)
 	return rx_table_index(which, a);
 }
 
-/*
- * A second thread may run translated code from now on: every entry leads
- * to its translation's check again (one aligned 8-byte store each, the
- * orig unchanged, so a thread that probes meanwhile finds either way
- * right), and so will those made later.
- */
-void rc_tables_checked(struct bt_recorder *r)
+/* Entry @i of table @w in the process: its orig, then its trans. */
+static uint64_t entry_at(const struct bt_recorder *r, int w, size_t i)
 {
-	uint64_t at, trans;
+	return r->tables + (uint64_t)w * RX_TABLE_BYTES + i * 16;
+}
+
+/*
+ * A thread other than @th (NULL: any) is in the translation, so it may
+ * run translated code beside another from now on: every entry leads to
+ * its translation's check again (one aligned 8-byte store each, the orig
+ * unchanged, so a thread that probes meanwhile finds either way right),
+ * and so will those made later.
+ */
+void rc_tables_checked(struct bt_recorder *r, const struct bt_thread *th)
+{
+	uint64_t trans;
 	size_t i;
 	int w;
 
-	if (!r->tab_unchecked)
+	if (!r->tab_unchecked || !rc_others_in(r, th))
 		return;
 	r->tab_unchecked = 0;
 	for (w = 0; w < 2 && r->tab_orig[w]; w++)
 		for (i = 0; i < RX_TABLE_ENTRIES; i++) {
-			if (!r->tab_orig[w][i])
+			if (!r->tab_orig[w][i] ||
+			    rc_mem_read(r, entry_at(r, w, i) + 8, &trans, 8) < 0)
 				continue;
-			at = r->tables + (uint64_t)w * RX_TABLE_BYTES + i * 16 + 8;
-			if (rc_mem_read(r, at, &trans, 8) == 0) {
-				trans -= RX_ENTRY_CHECK;
-				rc_mem_write(r, at, &trans, 8);
-			}
+			trans -= RX_ENTRY_CHECK;
+			rc_mem_write(r, entry_at(r, w, i) + 8, &trans, 8);
 		}
+}
+
+void rc_table_clear(struct bt_recorder *r, uint64_t orig)
+{
+	static const uint64_t zero;
+	int w;
+
+	for (w = 0; w < 2; w++) {
+		size_t i = rx_table_index(w, orig);
+
+		if (r->tab_orig[w] && r->tab_orig[w][i] == orig &&
+		    rc_mem_write(r, entry_at(r, w, i), &zero, 8) == 0)
+			r->tab_orig[w][i] = 0;
+	}
 }
 
 /*
@@ -669,11 +688,9 @@ static int table_put(struct bt_recorder *r, int w, uint64_t orig,
 		     uint64_t trans)
 {
 	size_t i = tab_index(w, orig);
-	uint64_t at = r->tables + (uint64_t)w * RX_TABLE_BYTES + i * 16,
-		 entry[2];
+	uint64_t at = entry_at(r, w, i), entry[2];
 
-	if (r->tab_unchecked && rc_others_in(r, r->cur))
-		rc_tables_checked(r);
+	rc_tables_checked(r, r->cur);
 	if (r->tab_unchecked)
 		trans += RX_ENTRY_CHECK;
 	entry[0] = orig;

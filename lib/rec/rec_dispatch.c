@@ -99,8 +99,7 @@ int bt_recorder_enter(struct bt_recorder *r, struct bt_thread *th,
 	struct rthread *rt;
 	int ret;
 
-	if (r->tab_unchecked && rc_others_in(r, th))
-		rc_tables_checked(r);	/* before it runs with another */
+	rc_tables_checked(r, th);	/* before it runs with another */
 	rt = enter_prepare(r, th, &ret);
 	if (!rt)
 		return ret;

@@ -271,9 +271,7 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
  */
 static void orig_gone(struct bt_recorder *r, uint64_t orig)
 {
-	static const uint64_t zero;
 	struct inode **pp = rc_index_head(&r->links, orig);
-	int w;
 
 	while (*pp) {
 		struct inode *e = *pp;
@@ -290,14 +288,7 @@ static void orig_gone(struct bt_recorder *r, uint64_t orig)
 			p->mask &= ~RX_LINKED;
 		rc_index_unlink(&r->links, pp);
 	}
-	for (w = 0; w < 2; w++) {
-		size_t i = rx_table_index(w, orig);
-
-		if (r->tab_orig[w] && r->tab_orig[w][i] == orig &&
-		    rc_mem_write(r, r->tables + (uint64_t)w * RX_TABLE_BYTES +
-					    i * 16, &zero, 8) == 0)
-			r->tab_orig[w][i] = 0;
-	}
+	rc_table_clear(r, orig);
 }
 
 /* Mark @b dead: out of the hash by start, onto the list *@dead. */

@@ -199,11 +199,9 @@ void rc_native_free(struct bt_recorder *r)
  */
 void rc_native_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 {
-	static const uint64_t zero;
 	struct rnative *n = r->nat;
 	struct bt_aspace *as = bt_target_aspace(r->t, r->pid);
 	size_t i;
-	int w;
 
 	if (!n)
 		return;
@@ -212,14 +210,7 @@ void rc_native_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 
 		if (!k || k < lo || k >= hi)
 			continue;
-		for (w = 0; w < 2; w++) {
-			size_t x = rx_table_index(w, k);
-
-			if (r->tab_orig[w] && r->tab_orig[w][x] == k &&
-			    rc_mem_write(r, r->tables + (uint64_t)w *
-					 RX_TABLE_BYTES + x * 16, &zero, 8) == 0)
-				r->tab_orig[w][x] = 0;
-		}
+		rc_table_clear(r, k);
 		n->exits.val[i] = 0;	/* stays as a tombstone: never found */
 	}
 	for (i = 0; i < n->reentry.cap; i++) {

@@ -252,6 +252,7 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 		      const struct bt_recorder_host *host)
 {
 	struct bt_recorder *r = calloc(1, sizeof(*r));
+	const char *stall = getenv("BTRACE_TEST_TABLE_STALL_US");
 	int ret;
 
 	*out = NULL;
@@ -262,8 +263,7 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 	r->host = *host;
 	r->nbucket = 4096;
 	r->tab_unchecked = 1;
-	if (getenv("BTRACE_TEST_TABLE_STALL_US"))
-		r->stall_us = (unsigned)atoi(getenv("BTRACE_TEST_TABLE_STALL_US"));
+	r->stall_us = stall ? (unsigned)atoi(stall) : 0;
 	r->bucket = calloc(r->nbucket, sizeof(*r->bucket));
 	r->ringbuf = malloc(t->opts.buffer_size ? t->opts.buffer_size :
 						  BT_DEFAULT_BUFFER_SIZE);

@@ -191,7 +191,9 @@ int rc_code_write(struct bt_recorder *r, uint64_t addr, const void *buf,
 int rc_zone_commit(struct bt_recorder *r, struct zone *z, struct rx_emit *e);
 void rc_emit_init(struct bt_recorder *r, struct rx_emit *e, struct zone *z);
 int rc_tables_alloc(struct bt_recorder *r);
-void rc_tables_checked(struct bt_recorder *r);
+void rc_tables_checked(struct bt_recorder *r, const struct bt_thread *th);
+/* @orig's entries, if it has any, made free. */
+void rc_table_clear(struct bt_recorder *r, uint64_t orig);
 int rc_table_insert(struct bt_recorder *r, uint64_t orig, uint64_t trans,
 		    int need);
 void rc_blocks_clear(struct bt_recorder *r);
