@@ -206,6 +206,19 @@ static void step_decode(struct bt_target *t, struct bt_thread *th,
 	}
 }
 
+/*
+ * Stopped for a signal inside a system call, @regs just after it: the
+ * call is restarted (the kernel moves the pc back to it) or fails with
+ * EINTR once the handler is set up.  The single-stepping reference does
+ * not count it there.
+ */
+static int sys_interrupted(const struct user_regs_struct *regs)
+{
+	int64_t ret = (int64_t)regs->rax;
+
+	return ret == -512 || ret == -513 || ret == -514 || ret == -516;
+}
+
 /* A step of the instruction at ft->pre ended at @post: record it. */
 static void step_done(struct bt_target *t, struct bt_thread *th,
 		      const struct user_regs_struct *post)
@@ -254,6 +267,8 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 	}
 	if (in.rep && post->rip == pre->rip)
 		return;		/* one more iteration */
+	if (in.iclass == BT_INSN_SYSCALL && sys_interrupted(post))
+		return;		/* it runs again, or fails: not counted */
 	fast_acc_add(t, th, 1);
 	if (in.late_trap && post->rip != in.addr + in.len) {
 		/* the next one ran too, and the trap is its step (insn.h) */
@@ -292,23 +307,9 @@ int fast_sys_enter(struct bt_target *t, struct bt_thread *th,
 }
 
 /*
- * Stopped for a signal inside a system call, @regs just after it: the
- * call is restarted (the kernel moves the pc back to it) or fails with
- * EINTR once the handler is set up.  The single-stepping reference does
- * not count it there.
- */
-static int sys_interrupted(const struct user_regs_struct *regs)
-{
-	int64_t ret = (int64_t)regs->rax;
-
-	return ret == -512 || ret == -513 || ret == -514 || ret == -516;
-}
-
-/*
  * @th, in its displaced system call, stopped at @regs: back where the
  * program has it.  Before the call, at the syscall; after it (at the int3
- * or past it), after the syscall, rcx what the call would have left at
- * the program's own syscall.
+ * or past it), after the syscall, with the rcx the call left there.
  */
 static void sys_leave(struct bt_target *t, struct bt_thread *th,
 		      struct user_regs_struct *regs)
