@@ -468,9 +468,9 @@ static int record_probe(char *why, size_t size)
 
 /*
  * A followed child's first thread.  A fork child: its copies of its
- * parent's re-entry int3s go; its recorder, copied at the parent's fork
- * event, puts them back (the child may be stepped before that event is
- * seen).  A vfork child runs in its parent's memory: a guest of its
+ * parent's re-entry int3s go; its recorder, a copy of its parent's made
+ * here (whether the parent's fork event was read or not), puts them
+ * back.  A vfork child runs in its parent's memory: a guest of its
  * parent's recorder, in its translations; every int3 there is lifted
  * until the parent's VFORK_DONE (rec_proc_events()), for where it is
  * stepped.
@@ -498,6 +498,10 @@ static int record_thread_start(struct bt_target *t, struct bt_thread *th)
 			bt_aspace_fork_clean(as, th->tgid,
 					     BT_BP_MASK(BT_BP_RECORDER));
 		}
+		/* its recorder now, not at its parent's event: until then it
+		 * would be stepped, and its untraced code with it */
+		if (as && !shared && t->opts.follow_fork)
+			rec_proc_fork_copy(t, parent, th->tgid);
 	}
 	return fast->thread_start(t, th);
 }

@@ -15,24 +15,31 @@
 #include "tracer/aspace.h"
 #include "tracer/tracer.h"
 
-/* @th stopped at its fork event: the child's recorder, a copy. */
-static void on_fork(struct bt_target *t, struct bt_thread *th,
-		    struct rec_procs *s)
+int rec_proc_fork_copy(struct bt_target *t, pid_t parent, pid_t child)
 {
-	struct rec_proc *p = rec_procs_find(s, rec_procs_host(s,
-						bt_thread_tgid(t, th)));
+	struct rec_procs *s = bt_fast_above(t);
+	struct rec_proc *p;
 	struct bt_recorder *c;
-	unsigned long child = 0;
 
-	if (!p || ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &child) < 0 ||
-	    !child || rec_procs_find(s, (pid_t)child))
-		return;		/* no recorder to copy, or done already */
+	p = s ? rec_procs_find(s, rec_procs_host(s, parent)) : NULL;
+	if (!p || rec_procs_find(s, child))
+		return 0;	/* no recorder to copy, or done already */
 	bt_recorder_forked(p->r);	/* the child maps the same pages */
-	if (bt_recorder_fork(p->r, (pid_t)child,
+	if (bt_recorder_fork(p->r, child,
 			     bt_aspace_version(bt_target_aspace(t, child)),
 			     &c) < 0)
-		return;		/* it is stepped */
-	rec_procs_add(s, (pid_t)child, c);
+		return 0;	/* it is stepped */
+	return rec_procs_add(s, child, c) < 0 ? 0 : 1;
+}
+
+/* @th stopped at its fork event: the child's recorder, a copy, unless
+ * the child's first stop came first and made it. */
+static void on_fork(struct bt_target *t, struct bt_thread *th)
+{
+	unsigned long child = 0;
+
+	if (ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &child) == 0 && child)
+		rec_proc_fork_copy(t, bt_thread_tgid(t, th), (pid_t)child);
 }
 
 /* @th's process exec'd: a new program, a recorder that knows nothing. */
@@ -79,7 +86,7 @@ void rec_proc_events(struct bt_target *t, struct bt_thread *th)
 	if (!s || th->why != BT_TS_EVENT)
 		return;
 	if (th->event == PTRACE_EVENT_FORK && t->opts.follow_fork)
-		on_fork(t, th, s);
+		on_fork(t, th);
 	else if (th->event == PTRACE_EVENT_EXEC)
 		on_exec(t, th, s);
 	else if (th->event == PTRACE_EVENT_VFORK_DONE)

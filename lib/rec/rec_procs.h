@@ -108,6 +108,15 @@ int rec_proc_code_untraced(struct rec_procs *s, struct rec_proc *p,
  * recorders: a fork (the child's copy), an exec (a fresh one).
  */
 void rec_proc_events(struct bt_target *t, struct bt_thread *th);
+/*
+ * Followed fork child @child of @parent (its memory a copy, not shared):
+ * a copy of the recorder of @parent's memory, made once, at the first of
+ * the child's first stop and the parent's fork event the tracer reads
+ * (both come after the fork, in either order; until then the parent
+ * runs nothing).  1 if made now, 0 if not (done already, no recorder to
+ * copy, no memory: the child is stepped).
+ */
+int rec_proc_fork_copy(struct bt_target *t, pid_t parent, pid_t child);
 /* @th ended: its process's recorder goes with its last thread. */
 void rec_proc_thread_end(struct bt_target *t, struct bt_thread *th);
 
