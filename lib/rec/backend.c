@@ -27,6 +27,7 @@
 
 #include "backend/backend.h"
 #include "backend/soft/fast.h"
+#include "btrace/branch.h"
 #include "btrace/error.h"
 #include "internal.h"
 #include "rec/backend_native.h"
@@ -272,7 +273,7 @@ static int child_resume(struct bt_target *t, struct bt_thread *th, int sig,
 		if (th->why != BT_TS_EVENT || th->event != PTRACE_EVENT_EXEC)
 			return bt_thread_restart(th, PTRACE_CONT, 0);
 		/* a new program, whose own map says what runs natively */
-		bt_fast_native_back(t, th, regs.rip);
+		bt_fast_native_back(t, th, regs.rip, BT_GAP_UNTRACED);
 	}
 	return record_run(t, th, &regs, r);
 }
@@ -477,12 +478,12 @@ static int record_probe(char *why, size_t size)
  */
 static int record_thread_start(struct bt_target *t, struct bt_thread *th)
 {
-	struct bt_aspace *as;
-	pid_t parent;
+	struct bt_aspace *as = NULL;
+	pid_t parent = 0;
+	int shared = 0, ret;
 
 	if (th->tgid && th->tgid != t->pid && th->tid == th->tgid) {
 		struct rec_procs *s = procs_of(t);
-		int shared;
 
 		parent = bt_proc_parent(th->tgid);
 		/* a parent without a recorder has no int3 of the kind */
@@ -498,12 +499,13 @@ static int record_thread_start(struct bt_target *t, struct bt_thread *th)
 			bt_aspace_fork_clean(as, th->tgid,
 					     BT_BP_MASK(BT_BP_RECORDER));
 		}
-		/* its recorder now, not at its parent's event: until then it
-		 * would be stepped, and its untraced code with it */
-		if (as && !shared && t->opts.follow_fork)
-			rec_proc_fork_copy(t, parent, th->tgid);
 	}
-	return fast->thread_start(t, th);
+	ret = fast->thread_start(t, th);	/* the fast mode's int3s go */
+	/* its recorder now, not at its parent's event: until then it would
+	 * be stepped, and its untraced code with it */
+	if (ret == 0 && as && !shared && t->opts.follow_fork)
+		rec_proc_fork_copy(t, parent, th->tgid);
+	return ret;
 }
 
 /* A vfork child runs in this memory: no int3 of ours either. */

@@ -15,8 +15,19 @@
  * are in its own memory (a fork child's copied with its recorder,
  * rec_native_fork()).  The host's calls answer for the process of the
  * recorder picked last (rec_procs.h).
+ *
+ * --from in a followed child (the target's own process is the fast
+ * mode's): a program it exec'd runs natively, all of it, with one int3
+ * of ours, at --from's entry, or where --from is in no module mapped yet
+ * at the program's entry point, where the libraries it was linked with
+ * are there and --from is looked for again (one a program dlopens later
+ * is not waited for).  The thread that reaches it arms its process: the
+ * history starts with a gap (BT_GAP_DISABLED) to it, and the re-entry
+ * points are set as for any process, when code it runs is untraced.  A
+ * fork child starts as its parent stands.
  */
 #include <sys/ptrace.h>
+#include <sys/types.h>
 
 #include "btrace/branch.h"
 #include "btrace/error.h"
@@ -49,6 +60,25 @@ int rec_native_untraced(struct bt_target *t, uint64_t addr)
 	return bt_fast_armed(t) && !bt_fast_traced(t, addr);
 }
 
+/* A followed child before --from: where its one int3 goes (above). */
+static void from_watch(struct bt_target *t, struct rec_proc *p, int hook)
+{
+	uint64_t addr;
+
+	if (p->from_addr || (hook && p->from_hook))
+		return;	/* found, or looked for already */
+	addr = bt_fast_sym_addr(t, p->pid, t->opts.from_sym);
+	if (addr) {
+		if (bt_recorder_reentry_add(p->r, addr) == 0)
+			p->from_addr = addr;
+		return;
+	}
+	addr = hook ? rec_auxv_entry(p->pid) : 0;
+	if (addr && bt_aspace_insert(bt_target_aspace(t, p->pid), addr,
+				     BT_BP_RECORDER) == 0)
+		p->from_hook = addr;
+}
+
 int rec_native_reentry_ok(struct bt_target *t, uint64_t addr)
 {
 	struct rec_proc *p = child_of(t);
@@ -67,16 +97,50 @@ static int entry_add(struct bt_target *t, const char *name, uint64_t addr,
 	return 0;
 }
 
+/* @p's re-entry points: function entries and the program's entry. */
+static void entries_add(struct bt_target *t, struct rec_proc *p)
+{
+	bt_fast_syms_each(t, p->pid, entry_add, p->r);
+	rec_native_entries(t, p->r);
+}
+
 void rec_native_on(struct bt_target *t)
 {
 	struct rec_procs *s = bt_fast_above(t);
 	struct rec_proc *p = s ? rec_procs_find(s, s->cur) : NULL;
 	struct bt_recorder *r = p ? p->r : NULL;
 
-	if (r && bt_recorder_native_on(r)) {
-		bt_fast_syms_each(t, p->pid, entry_add, r);
-		rec_native_entries(t, r);
+	if (!r || !bt_recorder_native_on(r))
+		return;
+	if (p->disarmed)	/* none are until --from */
+		from_watch(t, p, 1);
+	else
+		entries_add(t, p);
+}
+
+/*
+ * @th of followed child @p before --from met our int3 at @at: the program's
+ * entry point, where --from is looked for again, or --from, which arms @p.
+ * 1 if it was one of them (@th goes on from @at, natively or into its
+ * translation), 0 if not.
+ */
+static int from_trap(struct bt_target *t, struct rec_proc *p,
+		     struct bt_thread *th, uint64_t at)
+{
+	if (at == p->from_hook && at != p->from_addr) {
+		bt_aspace_remove(bt_target_aspace(t, p->pid), at,
+				 BT_BP_RECORDER);
+		from_watch(t, p, 0);
+		if (at != p->from_addr)
+			return 1;	/* on natively, the int3 gone */
 	}
+	if (at != p->from_addr)
+		return 0;
+	p->disarmed = 0;
+	/* its re-entry points once code it runs is untraced (--only) */
+	bt_recorder_native_off(p->r);
+	bt_fast_native_back(t, th, at, BT_GAP_DISABLED);
+	return 1;
 }
 
 void rec_native_host(struct bt_target *t, struct bt_thread *th,
@@ -112,10 +176,17 @@ int rec_native_trap(struct bt_target *t, struct bt_thread *th,
 	    (kinds & BT_BP_MASK(BT_BP_USER)))
 		return 0;
 	if (bt_fast_native(th, NULL)) {
+		struct rec_proc *p = child_of(t);
+
 		/* before --from, the fast mode's own native thread */
 		if (pid == t->pid && !bt_fast_armed(t))
 			return 0;
-		bt_fast_native_back(t, th, at);
+		if (p && p->disarmed) {
+			if (!from_trap(t, p, th, at))
+				return 0;
+		} else {
+			bt_fast_native_back(t, th, at, BT_GAP_UNTRACED);
+		}
 	} else if (bt_fast_stepping(th, &from)) {
 		if (from != at)
 			return 0;

@@ -53,4 +53,8 @@ int rec_native_trap(struct bt_target *t, struct bt_thread *th,
  */
 void rec_native_entries(struct bt_target *t, struct bt_recorder *r);
 
+/* The program's entry point in process @pid (its auxiliary vector's
+ * AT_ENTRY), 0 if unknown. */
+uint64_t rec_auxv_entry(pid_t pid);
+
 #endif /* BTRACE_REC_BACKEND_NATIVE_H */

@@ -18,18 +18,32 @@
 int rec_proc_fork_copy(struct bt_target *t, pid_t parent, pid_t child)
 {
 	struct rec_procs *s = bt_fast_above(t);
-	struct rec_proc *p;
+	struct rec_proc *p, *n;
 	struct bt_recorder *c;
+	uint64_t from;
+	int disarmed;
 
 	p = s ? rec_procs_find(s, rec_procs_host(s, parent)) : NULL;
 	if (!p || rec_procs_find(s, child))
 		return 0;	/* no recorder to copy, or done already */
+	/* --from where its parent stands: the same code at the same place */
+	disarmed = p->pid == t->pid ? !bt_fast_armed(t) : p->disarmed;
+	from = p->pid == t->pid ? bt_fast_from_addr(t) : p->from_addr;
 	bt_recorder_forked(p->r);	/* the child maps the same pages */
 	if (bt_recorder_fork(p->r, child,
 			     bt_aspace_version(bt_target_aspace(t, child)),
 			     &c) < 0)
 		return 0;	/* it is stepped */
-	return rec_procs_add(s, child, c) < 0 ? 0 : 1;
+	if (rec_procs_add(s, child, c) < 0)
+		return 0;
+	n = rec_procs_find(s, child);
+	n->disarmed = disarmed;
+	/* the parent's own int3 there went with the fast mode's */
+	if (disarmed && from && bt_recorder_reentry_add(c, from) == 0)
+		n->from_addr = from;
+	else if (disarmed)
+		n->from_hook = REC_FROM_LOOKED;
+	return 1;
 }
 
 /* @th stopped at its fork event: the child's recorder, a copy, unless
@@ -56,6 +70,9 @@ static void on_exec(struct bt_target *t, struct bt_thread *th,
 	if (p) {
 		bt_recorder_reset(p->r);
 		p->maps_stale = 1;
+		/* the target's own --from is the fast mode's */
+		p->disarmed = pid != t->pid && t->opts.from_sym;
+		p->from_addr = p->from_hook = 0;
 		return;
 	}
 	/* a vfork child (a guest until now), or one whose copy could not
@@ -63,7 +80,8 @@ static void on_exec(struct bt_target *t, struct bt_thread *th,
 	if (bt_recorder_alloc(&r, t, s->host) < 0)
 		return;
 	bt_recorder_set_pid(r, pid);
-	rec_procs_add(s, pid, r);
+	if (rec_procs_add(s, pid, r) == 0 && t->opts.from_sym)
+		rec_procs_find(s, pid)->disarmed = 1;
 }
 
 /*

@@ -145,21 +145,21 @@ static int module_entries(Dwfl_Module *mod, void **userdata, const char *name,
 	return DWARF_CB_OK;
 }
 
-/* The program's entry point, from its auxiliary vector. */
-static void auxv_entry(struct entries_ctx *c)
+uint64_t rec_auxv_entry(pid_t pid)
 {
 	char path[64];
-	uint64_t av[2];
+	uint64_t av[2], entry = 0;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)bt_recorder_pid(c->r));
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return 0;
 	while (read(fd, av, sizeof(av)) == (ssize_t)sizeof(av) && av[0])
 		if (av[0] == AT_ENTRY)
-			entry_at(c, av[1]);
+			entry = av[1];
 	close(fd);
+	return entry;
 }
 
 void rec_native_entries(struct bt_target *t, struct bt_recorder *r)
@@ -171,9 +171,12 @@ void rec_native_entries(struct bt_target *t, struct bt_recorder *r)
 		.debuginfo_path = &debuginfo_path,
 	};
 	struct entries_ctx c = { t, r };
+	uint64_t entry;
 	Dwfl *d;
 
-	auxv_entry(&c);
+	entry = rec_auxv_entry(bt_recorder_pid(r));
+	if (entry)
+		entry_at(&c, entry);
 	d = dwfl_begin(&cb);
 	if (!d)
 		return;

@@ -295,6 +295,12 @@ void rc_native_ret(struct bt_recorder *r, uint64_t site)
 		bt_recorder_reentry_add(r, site);
 }
 
+void bt_recorder_native_off(struct bt_recorder *r)
+{
+	if (r->nat)
+		r->nat->on = 0;
+}
+
 int bt_recorder_native_on(struct bt_recorder *r)
 {
 	struct rnative *n = nat(r);

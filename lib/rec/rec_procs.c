@@ -241,7 +241,8 @@ static const struct rec_region *region_of(struct rec_procs *s,
 int rec_proc_code_stable(struct rec_procs *s, struct rec_proc *p,
 			 uint64_t addr)
 {
-	const struct rec_region *g = region_of(s, p, addr);
+	const struct rec_region *g = p && !p->disarmed ?
+				     region_of(s, p, addr) : NULL;
 
 	return g && g->stable && g->traced ? BT_MAP_R | BT_MAP_X : 0;
 }
@@ -249,7 +250,10 @@ int rec_proc_code_stable(struct rec_procs *s, struct rec_proc *p,
 int rec_proc_code_untraced(struct rec_procs *s, struct rec_proc *p,
 			   uint64_t addr)
 {
-	const struct rec_region *g = region_of(s, p, addr);
+	const struct rec_region *g;
 
+	if (p && p->disarmed)
+		return 1;
+	g = region_of(s, p, addr);
 	return g && !g->traced;
 }

@@ -39,7 +39,20 @@ struct rec_proc {
 	size_t nregion;
 	int maps_stale;
 	int gone;		/* its threads are, not yet its guests */
+	/*
+	 * --from in this process (the target's own is the fast mode's):
+	 * until a thread reaches it, all of its code runs natively, and
+	 * the one int3 of ours in it is at its entry, or, not found yet,
+	 * at the program's entry point (where the libraries it needs are
+	 * mapped: --from is looked for again there).
+	 */
+	int disarmed;
+	uint64_t from_addr, from_hook;	/* from_hook: or REC_FROM_LOOKED */
 };
+
+/* A fork child's from_hook where its parent's modules had no --from:
+ * its own, the same, are not looked through again. */
+#define REC_FROM_LOOKED	(~0ull)
 
 /* A process that runs in another's memory (a vfork child), and that one. */
 struct rec_guest {
@@ -99,7 +112,8 @@ void rec_procs_guest_end(struct rec_procs *s, pid_t pid);
 int rec_proc_code_stable(struct rec_procs *s, struct rec_proc *p,
 			 uint64_t addr);
 
-/* Is code at @addr of @p in a module the filters leave untraced? */
+/* Is code at @addr of @p in a module the filters leave untraced (or
+ * @p before --from, all of it)? */
 int rec_proc_code_untraced(struct rec_procs *s, struct rec_proc *p,
 			   uint64_t addr);
 

@@ -214,6 +214,13 @@ void bt_recorder_invalidate(struct bt_recorder *r, uint64_t lo,
  */
 int bt_recorder_native_on(struct bt_recorder *r);
 
+/*
+ * Native code ran before (a process before --from) but need not from now
+ * on: the next native exit made turns it on again (the host's native_on).
+ * Its int3s stay.
+ */
+void bt_recorder_native_off(struct bt_recorder *r);
+
 /* One more such int3, at @addr (a traced function's entry).  0 or < 0. */
 int bt_recorder_reentry_add(struct bt_recorder *r, uint64_t addr);
 

@@ -509,7 +509,11 @@ int bt_aspace_fork_clean(const struct bt_aspace *as, pid_t child,
 	return ret < 0 ? ret : 0;
 }
 
-/* The child's table: @as's breakpoints of the kinds in @mask, unlifted. */
+/*
+ * The child's table: @as's breakpoints of the kinds in @mask, unlifted,
+ * added to what it holds already (its own int3s, put in at its first
+ * stop where that came before its parent's fork event).
+ */
 static int fork_table(const struct bt_aspace *as, struct bt_aspace *c,
 		      unsigned mask)
 {
@@ -525,14 +529,25 @@ static int fork_table(const struct bt_aspace *as, struct bt_aspace *c,
 		if (2 * (c->nbp + 1) > c->cap && (ret = bp_grow(c)) < 0)
 			return ret;
 		n = bp_slot(c, b->addr);
-		n->addr = b->addr;
-		n->orig = b->orig;
+		if (!n->addr) {
+			n->addr = b->addr;
+			n->orig = b->orig;
+			c->nbp++;
+		}
 		for (k = 0; k < BT_BP_NKINDS; k++)
-			if (mask & BT_BP_MASK(k))
-				n->count[k] = b->count[k];
-		c->nbp++;
+			if (mask & BT_BP_MASK(k) && b->count[k]) {
+				n->count[k] += b->count[k];
+				c->kversion[k]++;
+			}
+		c->version++;
 	}
 	return 0;
+}
+
+int bt_aspace_fork_into(const struct bt_aspace *as, struct bt_aspace *c,
+			unsigned mask)
+{
+	return fork_table(as, c, mask);
 }
 
 int bt_aspace_fork(const struct bt_aspace *as, pid_t child, unsigned mask,

@@ -165,6 +165,14 @@ int bt_aspace_fork(const struct bt_aspace *as, pid_t child, unsigned mask,
 		   struct bt_aspace **out);
 
 /*
+ * The same into @c, the child's address space made at its first stop
+ * (before its parent's fork event), whose own int3s stay.  0, or
+ * -bte_nomem.
+ */
+int bt_aspace_fork_into(const struct bt_aspace *as, struct bt_aspace *c,
+			unsigned mask);
+
+/*
  * The process exec'd: a new memory, none of our int3s in it.  The table
  * empties (the version changes) and the memory is opened again at next
  * use.

@@ -37,7 +37,8 @@ static int aspace_add(struct bt_target *t, struct bt_aspace *as)
  * breakpoints (they are the child's too); a backend takes its own out of
  * the child's memory (bt_aspace_fork_clean()) or puts them in again.  An
  * address space made for it at a first stop that came before this event
- * is replaced.
+ * (its thread known) keeps what the backend put in it; one left by an
+ * earlier process of that pid is replaced.
  */
 int bt_target_aspace_fork(struct bt_target *t, pid_t parent, pid_t child)
 {
@@ -47,6 +48,11 @@ int bt_target_aspace_fork(struct bt_target *t, pid_t parent, pid_t child)
 
 	if (!from)
 		return -bte_nomem;
+	for (i = 0; i < t->nforks; i++)
+		if (bt_aspace_pid(t->forks[i]) == child &&
+		    bt_thread_find(t, child))
+			return bt_aspace_fork_into(from, t->forks[i],
+						   BT_BP_MASK(BT_BP_USER));
 	ret = bt_aspace_fork(from, child, BT_BP_MASK(BT_BP_USER), &as);
 	if (ret < 0)
 		return ret;
@@ -60,6 +66,18 @@ int bt_target_aspace_fork(struct bt_target *t, pid_t parent, pid_t child)
 	if (ret < 0)
 		bt_aspace_free(as);
 	return ret;
+}
+
+void bt_target_aspace_forget(struct bt_target *t, pid_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nforks; i++)
+		if (bt_aspace_pid(t->forks[i]) == tgid) {
+			bt_aspace_free(t->forks[i]);
+			t->forks[i] = t->forks[--t->nforks];
+			return;
+		}
 }
 
 /*

@@ -146,6 +146,9 @@ int bt_target_stop_all(struct bt_target *t);
 /* break.c */
 
 int bt_target_aspace_fork(struct bt_target *t, pid_t parent, pid_t child);
+/* An address space an earlier process of pid @tgid left is not a new
+ * one's. */
+void bt_target_aspace_forget(struct bt_target *t, pid_t tgid);
 int bt_break_poke(struct bt_target *t, struct bt_break *b, int insert);
 int bt_breaks_remove_all(struct bt_target *t);
 

@@ -5,7 +5,7 @@
 # history of the traced modules is the stepped one filtered the same way,
 # branch for branch (softdiff -o/-x: the branch into untraced code, then
 # an untraced gap to where control came back); --from against the fast
-# mode's.  Without address randomization, as rec_diff.
+# mode's, and in a followed tree.  Without address randomization, as rec_diff.
 . "$TESTDIR/e2e/lib/common.sh"
 SOFTDIFF="$TOOLS/softdiff"
 fails=0
@@ -136,4 +136,42 @@ else
 	echo "FAIL the child outlives tracing: exit $rc, '$got' ('$want')"
 	fails=$((fails + 1))
 fi
+
+# The same in a tree (bash forks, the child execs fork_filter_dyn), where
+# the grandchild's first stop may come before its parent's fork event:
+# its recorder, made there, and its int3s hold; so does --from, in each
+# process: the program exec'd runs natively until it reaches compare in
+# its own modules (the first process, bash, has none), its history from
+# there on, alone or with --only
+cmd="$f parent; echo \$?"
+want=$(bash -c "$cmd" 2>/dev/null)
+for opts in "--only fork_filter_dyn" "--from compare" \
+	    "--from compare --only fork_filter_dyn" \
+	    "--only fork_filter_dyn" "--from compare"; do
+	got=$("$BTRACE" run --follow-fork $opts --json -o "$work/tf.json" \
+		--last 100000 -- bash -c "$cmd" 2>"$work/tf.err")
+	rc=$?
+	python3 - "$work/tf.json" "$opts" <<'PY'
+import json, sys
+doc, opts = json.load(open(sys.argv[1])), sys.argv[2]
+assert doc["stop"]["signal"] == "SIGSEGV" and doc["pid"] != doc["root_pid"], doc["stop"]
+br = doc["threads"][0]["branches"]
+own = [int(b["from"], 16) for b in br if b["kind"] != "gap"]
+if "--only" in opts:	# the executable's code only
+    assert own and max(own) - min(own) < 0x10000, [hex(a) for a in own][:5]
+if "--from" in opts:
+    # the exec's gap (the thread ran bash's code natively), then nothing
+    # until compare
+    assert br[0]["kind"] == "gap" and br[0]["to_sym"] == "_start", br[:2]
+    assert br[1]["kind"] == "gap" and br[1]["gap"] == "trace disabled" and \
+        br[1]["to_sym"] == "compare", br[:3]
+    assert br[2]["from_sym"].startswith("compare+"), br[:3]
+print("ok   bash -c 'fork_filter_dyn parent; echo $?' under %s: %d branches"
+      % (opts, len(own)))
+PY
+	if [ $? != 0 ] || [ $rc != 0 ] || [ "$got" != "$want" ]; then
+		echo "FAIL tree under $opts: exit $rc, '$got' ('$want')"
+		cat "$work/tf.err"; fails=$((fails + 1))
+	fi
+done
 [ $fails = 0 ]

@@ -110,6 +110,8 @@ int bt_fast_traced(struct bt_target *t, uint64_t addr);
 
 /* Tracing is armed (--from reached, or none given)? */
 int bt_fast_armed(struct bt_target *t);
+/* --from's address in the target's own process, 0 while not found. */
+uint64_t bt_fast_from_addr(struct bt_target *t);
 
 /* Is @addr the dynamic loader's hook, where a pending trigger resolves? */
 int bt_fast_hook_at(struct bt_target *t, uint64_t addr);
@@ -124,9 +126,14 @@ void bt_fast_native_set(struct bt_thread *th, uint64_t left_to);
 /* Does @th run natively?  *@left_to: where it went. */
 int bt_fast_native(const struct bt_thread *th, uint64_t *left_to);
 
-/* @th, native, came back into traced code at @at: an untraced gap. */
+/* @th, native, came back into traced code at @at: a gap for @reason
+ * (BT_GAP_UNTRACED; BT_GAP_DISABLED where --from was reached). */
 void bt_fast_native_back(struct bt_target *t, struct bt_thread *th,
-			 uint64_t at);
+			 uint64_t at, int reason);
+
+/* The entry of function @name in process @pid's modules mapped now, 0
+ * if none defines it. */
+uint64_t bt_fast_sym_addr(struct bt_target *t, pid_t pid, const char *name);
 
 /*
  * @th, running its chain natively, stopped at @at on an int3 not the fast

@@ -229,13 +229,18 @@ static int sym_find_one(struct bt_target *t, const char *name, uint64_t addr,
 	return 1;
 }
 
-static int sym_resolve(struct bt_target *t, const char *name, uint64_t *addr)
+uint64_t bt_fast_sym_addr(struct bt_target *t, pid_t pid, const char *name)
 {
 	struct sym_find sf = { name, 0 };
 
-	bt_fast_syms_each(t, t->pid, sym_find_one, &sf);
-	*addr = sf.addr;
-	if (!sf.addr)
+	bt_fast_syms_each(t, pid, sym_find_one, &sf);
+	return sf.addr;
+}
+
+static int sym_resolve(struct bt_target *t, const char *name, uint64_t *addr)
+{
+	*addr = bt_fast_sym_addr(t, t->pid, name);
+	if (!*addr)
 		return bt_fail(bte_noent, 0, "no symbol '%s'", name);
 	return 0;
 }

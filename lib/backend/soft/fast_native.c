@@ -21,6 +21,11 @@ int bt_fast_armed(struct bt_target *t)
 	return fast_of(t) && fast_of(t)->armed;
 }
 
+uint64_t bt_fast_from_addr(struct bt_target *t)
+{
+	return fast_of(t) ? fast_of(t)->from_addr : 0;
+}
+
 int bt_fast_hook_at(struct bt_target *t, uint64_t addr)
 {
 	const struct fast *f = fast_of(t);
@@ -51,11 +56,11 @@ int bt_fast_native(const struct bt_thread *th, uint64_t *left_to)
 }
 
 void bt_fast_native_back(struct bt_target *t, struct bt_thread *th,
-			 uint64_t at)
+			 uint64_t at, int reason)
 {
 	struct fast_thread *ft = th->bk;
 
-	fast_gap_append(t, th, ft->left_to, at, BT_GAP_UNTRACED);
+	fast_gap_append(t, th, ft->left_to, at, reason);
 	ft->state = FT_RUN;
 	ft->nchain = 0;
 	ft->need_step = 0;
