@@ -17,12 +17,20 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "btrace/error.h"
 #include "btrace/ring.h"
 #include "internal.h"
 
 #define BT_RING_MIN_SIZE 64
+/*
+ * A data area from this size up is mapped on its own: its pages cost
+ * nothing until written, and go back to the system when it is freed (a
+ * heap chunk that calloc() reuses is cleared whole: every thread of a
+ * tree of thousands of processes paid for its full ring).
+ */
+#define BT_RING_MAP_SIZE (64u << 10)
 
 struct bt_ring {
 	uint8_t *data;
@@ -33,6 +41,25 @@ struct bt_ring {
 	uint64_t lost_records;
 	uint64_t lost_bytes;
 };
+
+static uint8_t *data_alloc(size_t size)
+{
+	void *p;
+
+	if (size < BT_RING_MAP_SIZE)
+		return calloc(1, size);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void data_free(uint8_t *data, size_t size)
+{
+	if (size < BT_RING_MAP_SIZE)
+		free(data);
+	else if (data)
+		munmap(data, size);
+}
 
 static inline uint32_t rec_check(uint16_t type, uint16_t size)
 {
@@ -57,7 +84,7 @@ struct bt_ring *bt_ring_alloc(size_t size)
 	if (!ring)
 		return NULL;
 	/* Zeroed so that a never-written area reads as invalid headers. */
-	ring->data = calloc(1, size);
+	ring->data = data_alloc(size);
 	if (!ring->data) {
 		free(ring);
 		errno = ENOMEM;
@@ -72,7 +99,7 @@ void bt_ring_free(struct bt_ring *ring)
 {
 	if (!ring)
 		return;
-	free(ring->data);
+	data_free(ring->data, ring->size);
 	free(ring);
 }
 
@@ -167,6 +194,36 @@ const uint8_t *bt_ring_data(const struct bt_ring *ring)
 uint64_t bt_ring_lost_records(const struct bt_ring *ring)
 {
 	return ring->lost_records;
+}
+
+size_t bt_ring_footprint(const struct bt_ring *ring)
+{
+	return ring->head < ring->size ? (size_t)ring->head : ring->size;
+}
+
+int bt_ring_drop(struct bt_ring *ring)
+{
+	uint8_t *small = calloc(1, BT_RING_MIN_SIZE);
+	uint64_t pos;
+
+	if (!small)
+		return bt_fail(bte_nomem, ENOMEM, "ring");
+	for (pos = ring->tail; pos < ring->head;) {
+		const struct bt_rec_hdr *hdr = (const struct bt_rec_hdr *)
+			(ring->data + (pos & ring->mask));
+
+		if (hdr->size < sizeof(*hdr))
+			break;		/* never: each record has its size */
+		ring->lost_records += hdr->type != BT_REC_TIME;
+		pos += hdr->size;
+	}
+	ring->lost_bytes += ring->head - ring->tail;
+	data_free(ring->data, ring->size);
+	ring->data = small;
+	ring->size = BT_RING_MIN_SIZE;
+	ring->mask = BT_RING_MIN_SIZE - 1;
+	ring->tail = ring->head;	/* positions go on, nothing held */
+	return 0;
 }
 
 uint64_t bt_ring_lost_bytes(const struct bt_ring *ring)

@@ -18,6 +18,7 @@
 #include "btrace/error.h"
 #include "btrace/target.h"
 #include "internal.h"
+#include "tracer/aspace.h"
 #include "tracer/tracer.h"
 #include "tracer/tracer_int.h"
 
@@ -93,6 +94,55 @@ int bt_thread_add(struct bt_target *t, pid_t tid, int state,
 	return 0;
 }
 
+/*
+ * A gone thread keeps its ring for the report (bt_target_capture()), as
+ * long as the rings of the gone threads together hold no more than
+ * GONE_KEEP_RINGS threads' rings, or GONE_KEEP_MIN bytes: a tree that runs
+ * thousands of short processes (a shell loop, make, a test harness) would
+ * otherwise keep every one's history.  Past that, the first traced goes
+ * first: its capture is then empty, its records counted lost.  A thread
+ * whose fault was kept (fault.c) keeps its ring.
+ */
+#define GONE_KEEP_RINGS	8
+#define GONE_KEEP_MIN	((size_t)64 << 20)
+
+static void gone_rings_trim(struct bt_target *t, struct bt_thread *th)
+{
+	size_t budget = GONE_KEEP_RINGS * bt_ring_size(th->ring), held = 0, i;
+
+	if (budget < GONE_KEEP_MIN)
+		budget = GONE_KEEP_MIN;
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i]->state == BT_TH_GONE)
+			held += bt_ring_footprint(t->threads[i]->ring);
+	for (i = 0; held > budget && i < t->nthreads; i++) {
+		struct bt_thread *o = t->threads[i];
+		size_t had = bt_ring_footprint(o->ring);
+
+		if (o->state != BT_TH_GONE || o == th || o->fault ||
+		    had < 4096 || bt_ring_drop(o->ring) < 0)
+			continue;
+		held -= had - bt_ring_footprint(o->ring);
+	}
+}
+
+/* The memory of @th's process went with its last thread, if that was it:
+ * nothing of ours is in it any more, and its /proc/PID/mem is closed. */
+static void gone_process(struct bt_target *t, struct bt_thread *th)
+{
+	size_t i;
+
+	if (!th->tgid || th->tgid == t->pid)
+		return;
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i]->tgid == th->tgid &&
+		    t->threads[i]->state != BT_TH_GONE)
+			return;
+	for (i = 0; i < t->nforks; i++)
+		if (bt_aspace_pid(t->forks[i]) == th->tgid)
+			bt_aspace_exec(t->forks[i]);
+}
+
 void bt_thread_gone(struct bt_target *t, struct bt_thread *th)
 {
 	if (th->state == BT_TH_GONE)
@@ -101,6 +151,8 @@ void bt_thread_gone(struct bt_target *t, struct bt_thread *th)
 	th->sig = 0;
 	if (t->ops->thread_end)
 		t->ops->thread_end(t, th);
+	gone_process(t, th);
+	gone_rings_trim(t, th);
 }
 
 void bt_thread_free(struct bt_thread *th)

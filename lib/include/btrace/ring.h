@@ -108,6 +108,16 @@ const uint8_t *bt_ring_data(const struct bt_ring *ring);
 uint64_t bt_ring_lost_records(const struct bt_ring *ring);
 uint64_t bt_ring_lost_bytes(const struct bt_ring *ring);
 
+/* The bytes of memory @ring's data area has had written: what it costs. */
+size_t bt_ring_footprint(const struct bt_ring *ring);
+
+/*
+ * Let go of everything @ring holds, its records counted lost, and of its
+ * data area: it goes on as a ring of the least size.  Returns 0, or
+ * -bte_nomem (then it is as it was).
+ */
+int bt_ring_drop(struct bt_ring *ring);
+
 /*
  * A ring as a reader sees it: the data area and the positions, either of a
  * live struct bt_ring or of a copy (a trace file, a test).

@@ -220,7 +220,9 @@ size_t bt_target_threads(const struct bt_target *target, pid_t *tids,
 /*
  * Every thread traced since launch or attach, in the order they came: those
  * traced now and those that ended (a thread gone keeps its ring, which
- * bt_target_capture() reads).  Which threads have ended at a stop is the
+ * bt_target_capture() reads, while the gone threads' rings hold no more
+ * than eight rings' worth, at least 64 MiB: past that the first gone has
+ * its records dropped, counted lost).  Which threads have ended at a stop is the
  * scheduler's doing; which were created is the program's.  Up to @max into
  * @tids; returns how many there are.
  */
