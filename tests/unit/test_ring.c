@@ -284,6 +284,53 @@ static void write_wrap(void **state)
 	}
 }
 
+/*
+ * Dropping a ring (a gone thread's, past the budget of thread.c): its
+ * records counted lost (time records not), nothing left to walk, and
+ * writes going on in the least size, the positions on from where they
+ * were.  Both kinds of data area: from the heap, and mapped on its own.
+ */
+static void drop(void **state)
+{
+	static const size_t sizes[] = { 256, 1u << 20 };
+	uint64_t payload[4] = { 1, 2, 3, 4 }, ns = 7;
+
+	for (size_t k = 0; k < 2; k++) {
+		struct bt_ring *ring = bt_ring_alloc(sizes[k]);
+		struct bt_ring_view view;
+		uint64_t head, lost;
+		int n = 0;
+
+		assert_non_null(ring);
+		assert_int_equal(bt_ring_footprint(ring), 0);
+		for (int i = 0; i < 5; i++)
+			assert_int_equal(bt_ring_write(ring, BT_REC_BRANCH,
+						       payload, sizeof(payload)), 0);
+		assert_int_equal(bt_ring_write(ring, BT_REC_TIME, &ns,
+					       sizeof(ns)), 0);
+		head = bt_ring_head(ring);
+		assert_int_equal(bt_ring_footprint(ring), head);
+		lost = bt_ring_lost_records(ring);
+		assert_int_equal(bt_ring_drop(ring), 0);
+		assert_int_equal(bt_ring_lost_records(ring), lost + 5);
+		assert_int_equal(bt_ring_head(ring), head);
+		assert_int_equal(bt_ring_tail(ring), head);
+		assert_int_equal(bt_ring_size(ring), 64);
+		bt_ring_view_init(&view, ring);
+		assert_int_equal(bt_ring_walk(&view, count_cb, &n), 0);
+		assert_int_equal(n, 0);
+		/* one record fits the least size, and then the next */
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(bt_ring_write(ring, BT_REC_BRANCH,
+						       payload, sizeof(payload)), 0);
+		bt_ring_view_init(&view, ring);
+		assert_int_equal(bt_ring_walk(&view, count_cb, &n), 0);
+		assert_int_equal(n, 1);
+		assert_int_equal(bt_ring_lost_records(ring), lost + 7);
+		bt_ring_free(ring);
+	}
+}
+
 /* A record split by the end of the buffer: raw layout and copy out. */
 static void write_straddle(void **state)
 {
@@ -657,6 +704,7 @@ int main(void)
 		cmocka_unit_test(write_too_big_for_max),
 		cmocka_unit_test(write_wrap),
 		cmocka_unit_test(write_straddle),
+		cmocka_unit_test(drop),
 		cmocka_unit_test(copy_random),
 		cmocka_unit_test(check_corrupt),
 		cmocka_unit_test(walk_corrupt),
