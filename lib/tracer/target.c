@@ -74,6 +74,7 @@ void bt_target_release(struct bt_target *t)
 	free(t->forks);
 	bt_aspace_free(t->as);
 	free(t->threads);
+	free(t->gone_q);
 	free(t->breaks);
 	bt_ns_free(t->ns);
 	free(t);

@@ -108,21 +108,36 @@ int bt_thread_add(struct bt_target *t, pid_t tid, int state,
 
 static void gone_rings_trim(struct bt_target *t, struct bt_thread *th)
 {
-	size_t budget = GONE_KEEP_RINGS * bt_ring_size(th->ring), held = 0, i;
+	size_t budget = GONE_KEEP_RINGS * bt_ring_size(th->ring);
 
 	if (budget < GONE_KEEP_MIN)
 		budget = GONE_KEEP_MIN;
-	for (i = 0; i < t->nthreads; i++)
-		if (t->threads[i]->state == BT_TH_GONE)
-			held += bt_ring_footprint(t->threads[i]->ring);
-	for (i = 0; held > budget && i < t->nthreads; i++) {
-		struct bt_thread *o = t->threads[i];
+	if (t->ngone == t->gone_cap) {	/* the dropped ones' room first */
+		struct bt_thread **g = t->gone_q;
+		size_t cap = t->gone_cap ? 2 * t->gone_cap : 64;
+
+		memmove(g, g + t->gone_first,
+			(t->ngone - t->gone_first) * sizeof(*g));
+		t->ngone -= t->gone_first;
+		t->gone_first = 0;
+		if (t->ngone == t->gone_cap) {
+			g = realloc(g, cap * sizeof(*g));
+			if (!g)
+				return;		/* kept, unbudgeted */
+			t->gone_q = g;
+			t->gone_cap = cap;
+		}
+	}
+	t->gone_q[t->ngone++] = th;
+	t->gone_held += bt_ring_footprint(th->ring);
+	while (t->gone_held > budget && t->gone_first < t->ngone - 1) {
+		struct bt_thread *o = t->gone_q[t->gone_first++];
 		size_t had = bt_ring_footprint(o->ring);
 
-		if (o->state != BT_TH_GONE || o == th || o->fault ||
-		    had < 4096 || bt_ring_drop(o->ring) < 0)
-			continue;
-		held -= had - bt_ring_footprint(o->ring);
+		/* a kept fault's ring stays, outside the budget */
+		if (!o->fault)
+			bt_ring_drop(o->ring);
+		t->gone_held -= had;
 	}
 }
 

@@ -109,6 +109,10 @@ struct bt_target {
 
 	struct bt_thread **threads;
 	size_t nthreads, cap;
+	/* gone threads whose rings count against the budget (thread.c), the
+	 * first gone first from gone_first on, and the bytes they hold */
+	struct bt_thread **gone_q;
+	size_t gone_first, ngone, gone_cap, gone_held;
 
 	struct bt_break *breaks;
 	size_t nbreaks;
