@@ -132,10 +132,12 @@ static void host_maps_changed(struct bt_target *t)
 	pid_t pid = cur_pid(t);
 	struct rec_proc *p = rec_procs_find(procs_of(t), pid);
 
-	if (pid == t->pid)
+	if (pid == t->pid) {
 		bt_fast_maps_changed(t);
-	else if (p)
+	} else if (p) {
 		p->maps_stale = 1;
+		p->until_look = 1;	/* a library mapped, maybe */
+	}
 }
 
 static void host_insns(struct bt_target *t, struct bt_thread *th, uint32_t n)
@@ -262,10 +264,14 @@ static int child_resume(struct bt_target *t, struct bt_thread *th, int sig,
 			struct bt_recorder *r)
 {
 	struct user_regs_struct regs;
+	struct rec_proc *p;
 	int ret;
 
 	if (!r || sig)
 		return fast->resume(t, th, sig);
+	p = rec_procs_find(procs_of(t), bt_thread_tgid(t, th));
+	if (p)
+		rec_proc_until(t, p);
 	ret = bt_thread_regs(th, &regs);
 	if (ret < 0)
 		return ret;

@@ -38,12 +38,43 @@ int rec_proc_fork_copy(struct bt_target *t, pid_t parent, pid_t child)
 		return 0;
 	n = rec_procs_find(s, child);
 	n->disarmed = disarmed;
+	/* its parent's own --until came with the memory (bt_breaks_fork()) */
+	p = rec_procs_find(s, rec_procs_host(s, parent));
+	if (p && p->pid != t->pid) {
+		n->until_addr = p->until_addr;
+		n->until_nexec = p->until_nexec;
+	}
 	/* the parent's own int3 there went with the fast mode's */
 	if (disarmed && from && bt_recorder_reentry_add(c, from) == 0)
 		n->from_addr = from;
 	else if (disarmed)
 		n->from_hook = REC_FROM_LOOKED;
 	return 1;
+}
+
+void rec_proc_until(struct bt_target *t, struct rec_proc *p)
+{
+	struct rec_procs *s = bt_fast_above(t);
+	uint64_t addr;
+	size_t n;
+	int num;
+
+	if (!p->until_look || p->until_addr || !t->opts.until_sym || !s)
+		return;
+	p->until_look = 0;
+	n = rec_proc_nexec(s, p);
+	if (n <= p->until_nexec)
+		return;		/* no module more than last time */
+	p->until_nexec = n;
+	addr = bt_fast_sym_addr(t, p->pid, t->opts.until_sym);
+	if (!addr)
+		return;
+	num = bt_target_break_insert_in(t, p->pid, addr,
+					bt_fast_until_number(t));
+	if (num <= 0)
+		return;
+	bt_fast_until_number_set(t, num);
+	p->until_addr = addr;
 }
 
 /* @th stopped at its fork event: the child's recorder, a copy, unless
@@ -73,6 +104,8 @@ static void on_exec(struct bt_target *t, struct bt_thread *th,
 		/* the target's own --from is the fast mode's */
 		p->disarmed = pid != t->pid && t->opts.from_sym;
 		p->from_addr = p->from_hook = 0;
+		p->until_addr = p->until_nexec = 0;
+		p->until_look = pid != t->pid;
 		return;
 	}
 	/* a vfork child (a guest until now), or one whose copy could not
@@ -80,8 +113,11 @@ static void on_exec(struct bt_target *t, struct bt_thread *th,
 	if (bt_recorder_alloc(&r, t, s->host) < 0)
 		return;
 	bt_recorder_set_pid(r, pid);
-	if (rec_procs_add(s, pid, r) == 0 && t->opts.from_sym)
-		rec_procs_find(s, pid)->disarmed = 1;
+	if (rec_procs_add(s, pid, r) == 0) {
+		p = rec_procs_find(s, pid);
+		p->disarmed = t->opts.from_sym != NULL;
+		p->until_look = 1;
+	}
 }
 
 /*

@@ -238,6 +238,13 @@ static const struct rec_region *region_of(struct rec_procs *s,
 	return NULL;
 }
 
+size_t rec_proc_nexec(struct rec_procs *s, struct rec_proc *p)
+{
+	if (p->maps_stale && regions_load(s, p) < 0)
+		return 0;
+	return p->nregion;
+}
+
 int rec_proc_code_stable(struct rec_procs *s, struct rec_proc *p,
 			 uint64_t addr)
 {

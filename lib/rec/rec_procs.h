@@ -48,6 +48,15 @@ struct rec_proc {
 	 */
 	int disarmed;
 	uint64_t from_addr, from_hook;	/* from_hook: or REC_FROM_LOOKED */
+	/*
+	 * --until in this process: found at until_addr (an int3 of its own
+	 * of --until's breakpoint, tracer.h), or looked for again before the
+	 * process next runs (until_look) if its executable mappings are more
+	 * than the until_nexec it was last looked for in.
+	 */
+	uint64_t until_addr;
+	int until_look;
+	size_t until_nexec;
 };
 
 /* A fork child's from_hook where its parent's modules had no --from:
@@ -112,6 +121,9 @@ void rec_procs_guest_end(struct rec_procs *s, pid_t pid);
 int rec_proc_code_stable(struct rec_procs *s, struct rec_proc *p,
 			 uint64_t addr);
 
+/* How many executable mappings @p has (its map read again if stale). */
+size_t rec_proc_nexec(struct rec_procs *s, struct rec_proc *p);
+
 /* Is code at @addr of @p in a module the filters leave untraced (or
  * @p before --from, all of it)? */
 int rec_proc_code_untraced(struct rec_procs *s, struct rec_proc *p,
@@ -131,6 +143,8 @@ void rec_proc_events(struct bt_target *t, struct bt_thread *th);
  * copy, no memory: the child is stepped).
  */
 int rec_proc_fork_copy(struct bt_target *t, pid_t parent, pid_t child);
+/* --until in followed program @p, looked for if it is to be (above). */
+void rec_proc_until(struct bt_target *t, struct rec_proc *p);
 /* @th ended: its process's recorder goes with its last thread. */
 void rec_proc_thread_end(struct bt_target *t, struct bt_thread *th);
 

@@ -164,11 +164,12 @@ ssize_t bt_target_read_thread(struct bt_target *t, pid_t tid, uint64_t addr,
 
 /*
  * Put @b's int3 in (@insert) or take it out.  Followed fork children got
- * it in their copy of the memory at fork: out of theirs too.
+ * it in their copy of the memory at fork: out of theirs too.  One of a
+ * process's own is in that process only.
  */
 int bt_break_poke(struct bt_target *t, struct bt_break *b, int insert)
 {
-	struct bt_aspace *as = bt_target_aspace(t, t->pid);
+	struct bt_aspace *as = bt_target_aspace(t, b->pid ? b->pid : t->pid);
 	size_t i;
 	int ret;
 
@@ -178,6 +179,8 @@ int bt_break_poke(struct bt_target *t, struct bt_break *b, int insert)
 		return -bte_nomem;
 	if (insert) {
 		ret = bt_aspace_insert(as, b->addr, BT_BP_USER);
+	} else if (b->pid) {
+		ret = bt_aspace_remove(as, b->addr, BT_BP_USER);
 	} else {
 		ret = bt_aspace_remove(as, b->addr, BT_BP_USER);
 		for (i = 0; i < t->nforks; i++)
@@ -192,35 +195,100 @@ int bt_break_poke(struct bt_target *t, struct bt_break *b, int insert)
 	return 0;
 }
 
-int bt_target_break_insert(struct bt_target *t, uint64_t addr)
+/* A free slot of t->breaks, zeroed; NULL without memory. */
+static struct bt_break *break_slot(struct bt_target *t)
 {
 	struct bt_break *b = NULL, *grown;
 	size_t i;
-	int ret;
 
-	if (!t)
-		return bt_fail(bte_invalid, 0, "bt_target_break_insert(NULL)");
-	if (!t->traced || t->gone)
-		return bt_fail(bte_exited, 0, "process %d is not traced", t->pid);
-	if (bt_break_at(t, addr))
-		return bt_break_at(t, addr)->number;
 	for (i = 0; i < t->nbreaks && !b; i++)
 		if (!t->breaks[i].number)
 			b = &t->breaks[i];
 	if (!b) {
 		grown = realloc(t->breaks, (t->nbreaks + 1) * sizeof(*grown));
 		if (!grown)
-			return bt_fail(bte_nomem, errno, "breakpoints");
+			return NULL;
 		t->breaks = grown;
 		b = &t->breaks[t->nbreaks++];
 	}
 	memset(b, 0, sizeof(*b));
+	return b;
+}
+
+int bt_target_break_insert(struct bt_target *t, uint64_t addr)
+{
+	struct bt_break *b;
+	int ret;
+
+	if (!t)
+		return bt_fail(bte_invalid, 0, "bt_target_break_insert(NULL)");
+	if (!t->traced || t->gone)
+		return bt_fail(bte_exited, 0, "process %d is not traced", t->pid);
+	if (bt_break_at(t, 0, addr))
+		return bt_break_at(t, 0, addr)->number;
+	b = break_slot(t);
+	if (!b)
+		return bt_fail(bte_nomem, errno, "breakpoints");
 	b->addr = addr;
 	ret = bt_break_poke(t, b, 1);
 	if (ret < 0)
 		return ret;
 	b->number = ++t->next_break;
 	return b->number;
+}
+
+int bt_target_break_insert_in(struct bt_target *t, pid_t pid, uint64_t addr,
+			      int number)
+{
+	struct bt_break *b;
+	int ret;
+
+	if (!t->traced || t->gone)
+		return bt_fail(bte_exited, 0, "process %d is not traced", t->pid);
+	b = bt_break_at(t, pid, addr);
+	if (b)
+		return b->number;
+	b = break_slot(t);
+	if (!b)
+		return bt_fail(bte_nomem, errno, "breakpoints");
+	b->addr = addr;
+	b->pid = pid;
+	ret = bt_break_poke(t, b, 1);
+	if (ret < 0)
+		return ret;
+	b->number = number > 0 ? number : ++t->next_break;
+	return b->number;
+}
+
+int bt_breaks_fork(struct bt_target *t, pid_t parent, pid_t child)
+{
+	size_t i, n = t->nbreaks;
+
+	for (i = 0; i < n; i++) {
+		struct bt_break *b;
+
+		if (!t->breaks[i].number || t->breaks[i].pid != parent ||
+		    !t->breaks[i].inserted)
+			continue;
+		b = break_slot(t);	/* may move t->breaks */
+		if (!b)
+			return bt_fail(bte_nomem, errno, "breakpoints");
+		*b = t->breaks[i];
+		b->pid = child;
+	}
+	return 0;
+}
+
+void bt_breaks_of_gone(struct bt_target *t, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nbreaks; i++)
+		if (t->breaks[i].pid == pid) {
+			t->breaks[i].number = 0;
+			t->breaks[i].inserted = 0;
+			t->breaks[i].pid = 0;
+		}
 }
 
 /*
@@ -244,28 +312,47 @@ static void break_unhit(struct bt_thread *th, uint64_t addr)
 	th->sig_checked = 1;
 }
 
-int bt_target_break_remove(struct bt_target *t, int number)
+/* One location of a breakpoint out. */
+static int break_out(struct bt_target *t, struct bt_break *b)
 {
-	struct bt_break *b = NULL;
 	size_t i;
 	int ret = 0;
+
+	if (b->inserted && t->traced && !t->gone)
+		ret = bt_break_poke(t, b, 0);
+	for (i = 0; i < t->nthreads; i++) {
+		struct bt_thread *th = t->threads[i];
+
+		if (b->pid && th->tgid != b->pid)
+			continue;
+		if (th->at_break == b->addr)
+			th->at_break = 0;
+		break_unhit(th, b->addr);
+	}
+	b->number = 0;
+	b->inserted = 0;
+	b->pid = 0;
+	return ret;
+}
+
+/* Every location of breakpoint @number: the first process's and those of
+ * the programs exec'd in the tree (--until). */
+int bt_target_break_remove(struct bt_target *t, int number)
+{
+	size_t i;
+	int ret = 0, r, found = 0;
 
 	if (!t || number <= 0)
 		return bt_fail(bte_invalid, 0, "bad breakpoint %d", number);
 	for (i = 0; i < t->nbreaks; i++)
-		if (t->breaks[i].number == number)
-			b = &t->breaks[i];
-	if (!b)
+		if (t->breaks[i].number == number) {
+			found = 1;
+			r = break_out(t, &t->breaks[i]);
+			if (r < 0 && !ret)
+				ret = r;
+		}
+	if (!found)
 		return bt_fail(bte_noent, 0, "no breakpoint %d", number);
-	if (b->inserted && t->traced && !t->gone)
-		ret = bt_break_poke(t, b, 0);
-	for (i = 0; i < t->nthreads; i++) {
-		if (t->threads[i]->at_break == b->addr)
-			t->threads[i]->at_break = 0;
-		break_unhit(t->threads[i], b->addr);
-	}
-	b->number = 0;
-	b->inserted = 0;
 	return ret;
 }
 

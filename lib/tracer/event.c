@@ -185,13 +185,14 @@ static void stop_fill_siginfo(const struct bt_thread *th,
 	stop->sender_comm[strcspn(stop->sender_comm, "\n")] = '\0';
 }
 
-struct bt_break *bt_break_at(struct bt_target *t, uint64_t addr)
+struct bt_break *bt_break_at(struct bt_target *t, pid_t tgid, uint64_t addr)
 {
 	size_t i;
 
 	for (i = 0; i < t->nbreaks; i++)
 		if (t->breaks[i].number && t->breaks[i].inserted &&
-		    t->breaks[i].addr == addr)
+		    t->breaks[i].addr == addr &&
+		    (!t->breaks[i].pid || t->breaks[i].pid == tgid))
 			return &t->breaks[i];
 	return NULL;
 }
@@ -212,7 +213,7 @@ int bt_judge_break(struct bt_target *t, struct bt_thread *th,
 
 	if (th->si.si_code != SI_KERNEL || bt_thread_regs(th, &regs) < 0)
 		return 0;
-	b = bt_break_at(t, regs.rip - 1);
+	b = bt_break_at(t, th->tgid ? th->tgid : t->pid, regs.rip - 1);
 	if (!b)
 		return 0;
 	regs.rip--;
@@ -511,6 +512,8 @@ static int on_fork_followed(struct bt_target *t, struct bt_thread *th,
 {
 	int ret = bt_target_aspace_fork(t, th->tgid, child);
 
+	if (ret == 0)
+		ret = bt_breaks_fork(t, th->tgid, child);
 	return ret < 0 ? ret : on_new_thread(t, child);
 }
 
@@ -526,7 +529,11 @@ static void exec_memory(struct bt_target *t, struct bt_thread *th)
 	if (as)
 		bt_aspace_exec(as);
 	for (i = 0; i < t->nbreaks && th->tgid == t->pid; i++)
-		t->breaks[i].inserted = 0;
+		if (!t->breaks[i].pid)
+			t->breaks[i].inserted = 0;
+	/* a child's own locations were its old program's */
+	if (th->tgid && th->tgid != t->pid)
+		bt_breaks_of_gone(t, th->tgid);
 }
 
 static int on_event(struct bt_target *t, struct bt_thread *th, int event)

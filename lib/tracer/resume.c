@@ -117,7 +117,8 @@ int bt_thread_resume(struct bt_target *t, struct bt_thread *th)
  */
 int bt_thread_step_over(struct bt_target *t, struct bt_thread *th)
 {
-	struct bt_break *b = bt_break_at(t, th->at_break);
+	struct bt_break *b = bt_break_at(t, th->tgid ? th->tgid : t->pid,
+					 th->at_break);
 	struct bt_aspace *as = bt_target_aspace(t, th->tgid);
 	int sig = th->sig, status, ret, lifted;
 	pid_t who = 0;

@@ -156,6 +156,7 @@ static void gone_process(struct bt_target *t, struct bt_thread *th)
 	for (i = 0; i < t->nforks; i++)
 		if (bt_aspace_pid(t->forks[i]) == th->tgid)
 			bt_aspace_exec(t->forks[i]);
+	bt_breaks_of_gone(t, th->tgid);
 }
 
 void bt_thread_gone(struct bt_target *t, struct bt_thread *th)

@@ -93,6 +93,10 @@ struct bt_break {
 	uint64_t addr;
 	int number;		/* > 0; 0 for a free slot */
 	int inserted;		/* its int3 is in the process's memory */
+	/* 0: in every process of the tree (set in the first one, inherited
+	 * by fork); else one location of @number in that process only (a
+	 * program exec'd in the tree: --until found in its own modules) */
+	pid_t pid;
 };
 
 struct bt_target {
@@ -288,5 +292,13 @@ int bt_thread_step(struct bt_target *t, struct bt_thread *th, siginfo_t *si);
 struct bt_backend_ops;
 int bt_backend_select(const struct bt_target_opts *o,
 		      const struct bt_backend_ops **ops);
+
+/*
+ * A location of breakpoint @number (0: a new number) at @addr, in process
+ * @pid only (a program exec'd in the tree, at an address of its own), or
+ * with @pid 0 in every process.  Returns the number, or < 0.
+ */
+int bt_target_break_insert_in(struct bt_target *t, pid_t pid, uint64_t addr,
+			      int number);
 
 #endif /* BTRACE_TRACER_H */

@@ -64,7 +64,8 @@ void bt_fault_free(struct bt_thread *th);
 
 int bt_sig_fate(struct bt_target *t, struct bt_thread *th, int sig,
 		const siginfo_t *si);
-struct bt_break *bt_break_at(struct bt_target *t, uint64_t addr);
+/* The breakpoint at @addr in process @tgid (0: one of every process). */
+struct bt_break *bt_break_at(struct bt_target *t, pid_t tgid, uint64_t addr);
 void bt_stop_fill_pc(struct bt_thread *th, struct bt_stop *stop);
 int bt_judge_break(struct bt_target *t, struct bt_thread *th,
 		   struct bt_stop *stop);
@@ -150,6 +151,11 @@ int bt_target_aspace_fork(struct bt_target *t, pid_t parent, pid_t child);
  * one's. */
 void bt_target_aspace_forget(struct bt_target *t, pid_t tgid);
 int bt_break_poke(struct bt_target *t, struct bt_break *b, int insert);
+/* Fork child @child has the int3s of @parent's own locations (its copy
+ * of the memory, and of the address space): they are its own too. */
+int bt_breaks_fork(struct bt_target *t, pid_t parent, pid_t child);
+/* Process @pid's own locations are no more (exec, its end): forgotten. */
+void bt_breaks_of_gone(struct bt_target *t, pid_t pid);
 int bt_breaks_remove_all(struct bt_target *t);
 
 /* letgo.c */

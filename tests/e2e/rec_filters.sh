@@ -5,7 +5,7 @@
 # history of the traced modules is the stepped one filtered the same way,
 # branch for branch (softdiff -o/-x: the branch into untraced code, then
 # an untraced gap to where control came back); --from against the fast
-# mode's, and in a followed tree.  Without address randomization, as rec_diff.
+# mode's, and in a followed tree (--until too).  Without address randomization, as rec_diff.
 . "$TESTDIR/e2e/lib/common.sh"
 SOFTDIFF="$TOOLS/softdiff"
 fails=0
@@ -172,6 +172,37 @@ PY
 	if [ $? != 0 ] || [ $rc != 0 ] || [ "$got" != "$want" ]; then
 		echo "FAIL tree under $opts: exit $rc, '$got' ('$want')"
 		cat "$work/tf.err"; fails=$((fails + 1))
+	fi
+done
+
+# --until in a program exec'd in the tree: found in its own modules (bash
+# has no compare), an int3 of that process's own, a breakpoint stop there
+# (not a step of the followed process that ran into it: the program went
+# on past it and crashed before), with --from too; then the tree goes on
+# as untraced, the int3s gone from the program and its fork child
+cmd="$f; echo \$?"
+want=$(bash -c "$cmd" 2>/dev/null)
+for opts in "--until compare" "--until compare --from main"; do
+	got=$("$BTRACE" run --follow-fork $opts --json -o "$work/tu.json" --last 100000 \
+		-- bash -c "$cmd" 2>"$work/tu.err")
+	rc=$?
+	python3 - "$work/tu.json" "$opts" <<'PY'
+import json, sys
+doc, opts = json.load(open(sys.argv[1])), sys.argv[2]
+stop = doc["stop"]
+assert stop["reason"] == "break" and stop["sym"] == "compare", stop
+assert stop["tid"] == doc["pid"] != doc["root_pid"], doc
+br = doc["threads"][0]["branches"]
+assert br[-1]["kind"] == "indirect call" and br[-1]["to_sym"] == "compare", br[-3:]
+if "--from" in opts:
+    gaps = [b for b in br if b.get("gap") == "trace disabled"]
+    assert len(gaps) == 1 and gaps[0]["to_sym"] == "main", gaps
+print("ok   bash -c 'fork_filter_dyn; echo $?' under %s: breakpoint stop "
+      "at compare in pid %d, %d branches" % (opts, doc["pid"], len(br)))
+PY
+	if [ $? != 0 ] || [ $rc != 0 ] || [ "$got" != "$want" ]; then
+		echo "FAIL --until in the tree under $opts: exit $rc, '$got' ('$want')"
+		cat "$work/tu.err"; fails=$((fails + 1))
 	fi
 done
 [ $fails = 0 ]

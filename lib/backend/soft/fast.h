@@ -113,6 +113,11 @@ int bt_fast_armed(struct bt_target *t);
 /* --from's address in the target's own process, 0 while not found. */
 uint64_t bt_fast_from_addr(struct bt_target *t);
 
+/* --until's breakpoint number, one in every process of the tree (0 while
+ * no process has it); a followed program that found it first sets it. */
+int bt_fast_until_number(struct bt_target *t);
+void bt_fast_until_number_set(struct bt_target *t, int number);
+
 /* Is @addr the dynamic loader's hook, where a pending trigger resolves? */
 int bt_fast_hook_at(struct bt_target *t, uint64_t addr);
 

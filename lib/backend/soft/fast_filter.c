@@ -380,9 +380,12 @@ int fast_triggers_resolve(struct bt_target *t, struct fast *f)
 
 	if (o->until_sym && !f->until_addr &&
 	    sym_resolve(t, o->until_sym, &f->until_addr) == 0) {
-		ret = bt_target_break_insert(t, f->until_addr);
+		/* the number a followed program may have given it first */
+		ret = bt_target_break_insert_in(t, 0, f->until_addr,
+						f->until_number);
 		if (ret < 0)
 			return ret;
+		f->until_number = ret;
 	}
 	if (o->from_sym && !f->from_addr &&
 	    sym_resolve(t, o->from_sym, &f->from_addr) == 0) {

@@ -139,6 +139,7 @@ struct fast {
 	int filtered;		/* only/exclude given */
 	int armed;		/* tracing (from_sym reached, or none) */
 	uint64_t from_addr, until_addr;
+	int until_number;	/* --until's breakpoint, in every process */
 	struct fast_entry *entries;
 	size_t nentries;
 	int entries_done;

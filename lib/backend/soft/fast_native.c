@@ -26,6 +26,17 @@ uint64_t bt_fast_from_addr(struct bt_target *t)
 	return fast_of(t) ? fast_of(t)->from_addr : 0;
 }
 
+int bt_fast_until_number(struct bt_target *t)
+{
+	return fast_of(t) ? fast_of(t)->until_number : 0;
+}
+
+void bt_fast_until_number_set(struct bt_target *t, int number)
+{
+	if (fast_of(t))
+		fast_of(t)->until_number = number;
+}
+
 int bt_fast_hook_at(struct bt_target *t, uint64_t addr)
 {
 	const struct fast *f = fast_of(t);

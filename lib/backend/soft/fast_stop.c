@@ -543,6 +543,18 @@ int fast_trap(struct bt_target *t, struct bt_thread *th, const siginfo_t *si)
 		ft->state = FT_RUN;
 		return 1;
 	}
+	/*
+	 * A followed process's step that ran into a breakpoint's int3 (one of
+	 * its own program's: --until) is that breakpoint's stop, not the
+	 * step's end: judged and shown as one.
+	 */
+	if (ft->foreign && ft->state == FT_STEP && si->si_code == SI_KERNEL &&
+	    regs.rip - 1 == ft->pre.rip &&
+	    (bt_aspace_kinds(bt_target_aspace(t, bt_thread_tgid(t, th)),
+			     ft->pre.rip) & BT_BP_MASK(BT_BP_USER))) {
+		ft->state = FT_RUN;
+		return 0;
+	}
 	if (ft->state == FT_SIGSTEP || ft->state == FT_STEPOVER ||
 	    ft->state == FT_STEP) {
 		bt_thread_time_owed(th, ft->acc);
