@@ -241,13 +241,15 @@ int bt_target_break_insert_in(struct bt_target *t, pid_t pid, uint64_t addr,
 			      int number)
 {
 	struct bt_break *b;
+	size_t i;
 	int ret;
 
 	if (!t->traced || t->gone)
 		return bt_fail(bte_exited, 0, "process %d is not traced", t->pid);
-	b = bt_break_at(t, pid, addr);
-	if (b)
-		return b->number;
+	for (i = 0; i < t->nbreaks; i++)	/* this process's own only */
+		if (t->breaks[i].number && t->breaks[i].inserted &&
+		    t->breaks[i].pid == pid && t->breaks[i].addr == addr)
+			return t->breaks[i].number;
 	b = break_slot(t);
 	if (!b)
 		return bt_fail(bte_nomem, errno, "breakpoints");
