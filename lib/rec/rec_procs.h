@@ -47,7 +47,8 @@ struct rec_proc {
 	 * mapped: --from is looked for again there).
 	 */
 	int disarmed;
-	uint64_t from_addr, from_hook;	/* from_hook: or REC_FROM_LOOKED */
+	uint64_t from_addr;
+	uint64_t from_hook;	/* or REC_FROM_LOOKED */
 	/*
 	 * --until in this process: found at until_addr (an int3 of its own
 	 * of --until's breakpoint, tracer.h), or looked for again before the

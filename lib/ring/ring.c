@@ -213,7 +213,7 @@ int bt_ring_drop(struct bt_ring *ring)
 			(ring->data + (pos & ring->mask));
 
 		if (hdr->size < sizeof(*hdr))
-			break;		/* never: each record has its size */
+			break;	/* never: each record has its size */
 		ring->lost_records += hdr->type != BT_REC_TIME;
 		pos += hdr->size;
 	}

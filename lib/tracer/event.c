@@ -604,7 +604,8 @@ static int stop_unknown(struct bt_target *t, pid_t tid, struct bt_event *ev)
 	struct bt_thread *th;
 	int ret;
 
-	if (tid != t->pid)	/* a new process's first stop, or a thread's */
+	/* a new process's first stop, or a thread's */
+	if (tid != t->pid)
 		bt_target_aspace_forget(t, tid);
 	ret = bt_thread_add(t, tid, BT_TH_RUNNING, &th);
 	if (ret < 0)

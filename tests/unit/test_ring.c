@@ -305,7 +305,7 @@ static void drop(void **state)
 		assert_int_equal(bt_ring_footprint(ring), 0);
 		for (int i = 0; i < 5; i++)
 			assert_int_equal(bt_ring_write(ring, BT_REC_BRANCH,
-						       payload, sizeof(payload)), 0);
+				payload, sizeof(payload)), 0);
 		assert_int_equal(bt_ring_write(ring, BT_REC_TIME, &ns,
 					       sizeof(ns)), 0);
 		head = bt_ring_head(ring);
@@ -322,7 +322,7 @@ static void drop(void **state)
 		/* one record fits the least size, and then the next */
 		for (int i = 0; i < 3; i++)
 			assert_int_equal(bt_ring_write(ring, BT_REC_BRANCH,
-						       payload, sizeof(payload)), 0);
+				payload, sizeof(payload)), 0);
 		bt_ring_view_init(&view, ring);
 		assert_int_equal(bt_ring_walk(&view, count_cb, &n), 0);
 		assert_int_equal(n, 1);

@@ -222,9 +222,9 @@ size_t bt_target_threads(const struct bt_target *target, pid_t *tids,
  * traced now and those that ended (a thread gone keeps its ring, which
  * bt_target_capture() reads, while the gone threads' rings hold no more
  * than eight rings' worth, at least 64 MiB: past that the first gone has
- * its records dropped, counted lost).  Which threads have ended at a stop is the
- * scheduler's doing; which were created is the program's.  Up to @max into
- * @tids; returns how many there are.
+ * its records dropped, counted lost).  Which threads have ended at a stop
+ * is the scheduler's doing; which were created is the program's.  Up to
+ * @max into @tids; returns how many there are.
  */
 size_t bt_target_threads_all(const struct bt_target *target, pid_t *tids,
 			     size_t max);
