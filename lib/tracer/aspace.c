@@ -526,10 +526,12 @@ static int fork_table(const struct bt_aspace *as, struct bt_aspace *c,
 
 		if (!b->addr || !bp_held_by(b, mask))
 			continue;
-		if (2 * (c->nbp + 1) > c->cap && (ret = bp_grow(c)) < 0)
-			return ret;
-		n = bp_slot(c, b->addr);
-		if (!n->addr) {
+		n = bp_find(c, b->addr);
+		if (!n) {
+			if (2 * (c->nbp + 1) > c->cap &&
+			    (ret = bp_grow(c)) < 0)
+				return ret;
+			n = bp_slot(c, b->addr);
 			n->addr = b->addr;
 			n->orig = b->orig;
 			c->nbp++;

@@ -328,6 +328,65 @@ static void fork_clean(void **state)
 }
 
 /*
+ * A fork child whose first stop came before its parent's fork event: its
+ * address space, made then, has the backend's int3s it put in; the event
+ * adds the debugger's of the parent (already in the copied memory) and
+ * keeps those, the original bytes its own.  Taking the kinds out then
+ * leaves the child's memory as the program's.
+ */
+static void fork_into(void **state)
+{
+	pid_t parent = child_start(), child = child_start();
+	uint64_t at = (uint64_t)&page[600];
+	struct bt_aspace *as, *cas;
+	uint64_t v, vu;
+	uint8_t cc = 0xcc;
+
+	assert_int_equal(bt_aspace_alloc(parent, &as), 0);
+	assert_int_equal(bt_aspace_insert(as, at, BT_BP_USER), 0);
+	assert_int_equal(bt_aspace_insert(as, at + 8, BT_BP_USER), 0);
+	/* the child's memory as fork copied it: the debugger's int3s */
+	assert_int_equal(bt_aspace_alloc(child, &cas), 0);
+	assert_int_equal(bt_aspace_write_raw(cas, at, &cc, 1), 1);
+	assert_int_equal(bt_aspace_write_raw(cas, at + 8, &cc, 1), 1);
+	/* the backend's own, put in at its first stop: one on a clean
+	 * byte, one where the debugger's int3 is (the original cleaned
+	 * back first, as bt_aspace_fork_clean() does) */
+	assert_int_equal(bt_aspace_insert(cas, at + 16, BT_BP_RECORDER), 0);
+	assert_int_equal(bt_aspace_write_raw(cas, at + 8, &page[608], 1), 1);
+	assert_int_equal(bt_aspace_insert(cas, at + 8, BT_BP_RECORDER), 0);
+	v = bt_aspace_version(cas);
+	vu = bt_aspace_version_of(cas, BT_BP_MASK(BT_BP_USER));
+
+	assert_int_equal(bt_aspace_fork_into(as, cas,
+					     BT_BP_MASK(BT_BP_USER)), 0);
+	assert_int_equal(bt_aspace_count(cas), 3);
+	assert_int_equal(bt_aspace_kinds(cas, at), BT_BP_MASK(BT_BP_USER));
+	assert_int_equal(bt_aspace_kinds(cas, at + 8),
+			 BT_BP_MASK(BT_BP_USER) | BT_BP_MASK(BT_BP_RECORDER));
+	assert_int_equal(bt_aspace_kinds(cas, at + 16),
+			 BT_BP_MASK(BT_BP_RECORDER));
+	assert_true(bt_aspace_version(cas) != v);
+	assert_true(bt_aspace_version_of(cas, BT_BP_MASK(BT_BP_USER)) != vu);
+	/* the program sees its own bytes through it */
+	assert_int_equal(bt_aspace_read(cas, at + 8, &cc, 1), 1);
+	assert_int_equal(cc, page[608]);
+	/* detach: each kind out, the child's memory the program's */
+	assert_int_equal(bt_aspace_remove(cas, at, BT_BP_USER), 0);
+	assert_int_equal(bt_aspace_remove(cas, at + 8, BT_BP_USER), 0);
+	assert_int_equal(raw_at(cas, &page[608]), 0xcc);	/* held still */
+	bt_aspace_remove_kind(cas, BT_BP_RECORDER);
+	assert_int_equal(bt_aspace_count(cas), 0);
+	assert_int_equal(raw_at(cas, &page[600]), page[600]);
+	assert_int_equal(raw_at(cas, &page[608]), page[608]);
+	assert_int_equal(raw_at(cas, &page[616]), page[616]);
+	bt_aspace_free(cas);
+	bt_aspace_free(as);
+	child_end(child);
+	child_end(parent);
+}
+
+/*
  * A backend's end: every int3 of its kind goes, those another kind holds
  * stay, and one the program wrote over keeps the program's byte.
  */
@@ -472,6 +531,7 @@ int main(void)
 		cmocka_unit_test_setup(version_of_kinds, setup),
 		cmocka_unit_test_setup(lift_counted, setup),
 		cmocka_unit_test_setup(fork_clean, setup),
+		cmocka_unit_test_setup(fork_into, setup),
 		cmocka_unit_test_setup(remove_kind, setup),
 		cmocka_unit_test_setup(many, setup),
 		cmocka_unit_test_setup(read_gone, setup),
