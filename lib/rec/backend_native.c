@@ -27,7 +27,6 @@
  * fork child starts as its parent stands.
  */
 #include <sys/ptrace.h>
-#include <sys/types.h>
 
 #include "btrace/branch.h"
 #include "btrace/error.h"

@@ -151,14 +151,13 @@ void rec_proc_thread_end(struct bt_target *t, struct bt_thread *th)
 {
 	struct rec_procs *s = bt_fast_above(t);
 	pid_t pid = bt_thread_tgid(t, th);
-	size_t i;
+	struct bt_thread *left;
 
 	if (pid == t->pid || !s)
 		return;
-	for (i = 0; i < t->nthreads; i++)
-		if (t->threads[i] != th && t->threads[i]->tgid == pid &&
-		    t->threads[i]->state != BT_TH_GONE)
-			return;
+	left = bt_process_thread(t, pid);	/* @th is gone already */
+	if (left && left != th)
+		return;
 	if (rec_procs_is_guest(s, pid))
 		rec_procs_guest_end(s, pid);
 	else

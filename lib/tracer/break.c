@@ -143,7 +143,6 @@ ssize_t bt_target_read_thread(struct bt_target *t, pid_t tid, uint64_t addr,
 			      void *buf, size_t len)
 {
 	struct bt_thread *th;
-	size_t i;
 
 	if (!t || (!buf && len))
 		return bt_fail(bte_invalid, 0, "bt_target_read_thread(NULL)");
@@ -153,10 +152,8 @@ ssize_t bt_target_read_thread(struct bt_target *t, pid_t tid, uint64_t addr,
 	if (!len)
 		return 0;
 	/* a thread gone: another of its process, if one is left */
-	for (i = 0; th->state == BT_TH_GONE && i < t->nthreads; i++)
-		if (t->threads[i]->tgid == th->tgid &&
-		    t->threads[i]->state != BT_TH_GONE)
-			th = t->threads[i];
+	if (th->state == BT_TH_GONE && bt_process_thread(t, th->tgid))
+		th = bt_process_thread(t, th->tgid);
 	if (th->state == BT_TH_GONE)
 		return bt_fail(bte_exited, 0, "thread %d has exited", tid);
 	return bt_thread_mem(t, th, addr, buf, len);
@@ -179,11 +176,9 @@ int bt_break_poke(struct bt_target *t, struct bt_break *b, int insert)
 		return -bte_nomem;
 	if (insert) {
 		ret = bt_aspace_insert(as, b->addr, BT_BP_USER);
-	} else if (b->pid) {
-		ret = bt_aspace_remove(as, b->addr, BT_BP_USER);
 	} else {
 		ret = bt_aspace_remove(as, b->addr, BT_BP_USER);
-		for (i = 0; i < t->nforks; i++)
+		for (i = 0; !b->pid && i < t->nforks; i++)
 			if (bt_aspace_kinds(t->forks[i], b->addr) &
 			    BT_BP_MASK(BT_BP_USER))
 				bt_aspace_remove(t->forks[i], b->addr,
@@ -217,24 +212,9 @@ static struct bt_break *break_slot(struct bt_target *t)
 
 int bt_target_break_insert(struct bt_target *t, uint64_t addr)
 {
-	struct bt_break *b;
-	int ret;
-
 	if (!t)
 		return bt_fail(bte_invalid, 0, "bt_target_break_insert(NULL)");
-	if (!t->traced || t->gone)
-		return bt_fail(bte_exited, 0, "process %d is not traced", t->pid);
-	if (bt_break_at(t, 0, addr))
-		return bt_break_at(t, 0, addr)->number;
-	b = break_slot(t);
-	if (!b)
-		return bt_fail(bte_nomem, errno, "breakpoints");
-	b->addr = addr;
-	ret = bt_break_poke(t, b, 1);
-	if (ret < 0)
-		return ret;
-	b->number = ++t->next_break;
-	return b->number;
+	return bt_target_break_insert_in(t, 0, addr, 0);
 }
 
 int bt_target_break_insert_in(struct bt_target *t, pid_t pid, uint64_t addr,
@@ -246,7 +226,7 @@ int bt_target_break_insert_in(struct bt_target *t, pid_t pid, uint64_t addr,
 
 	if (!t->traced || t->gone)
 		return bt_fail(bte_exited, 0, "process %d is not traced", t->pid);
-	for (i = 0; i < t->nbreaks; i++)	/* this process's own only */
+	for (i = 0; i < t->nbreaks; i++)	/* @pid's own (0: every one's) */
 		if (t->breaks[i].number && t->breaks[i].inserted &&
 		    t->breaks[i].pid == pid && t->breaks[i].addr == addr)
 			return t->breaks[i].number;

@@ -45,6 +45,17 @@ struct bt_thread *bt_thread_find_any(const struct bt_target *t, pid_t tid)
 	return th;
 }
 
+struct bt_thread *bt_process_thread(const struct bt_target *t, pid_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i]->tgid == tgid &&
+		    t->threads[i]->state != BT_TH_GONE)
+			return t->threads[i];
+	return NULL;
+}
+
 /* The process of thread @tid: ours, or a child we follow. */
 static pid_t thread_tgid(const struct bt_target *t, pid_t tid)
 {
@@ -147,12 +158,8 @@ static void gone_process(struct bt_target *t, struct bt_thread *th)
 {
 	size_t i;
 
-	if (!th->tgid || th->tgid == t->pid)
+	if (!th->tgid || th->tgid == t->pid || bt_process_thread(t, th->tgid))
 		return;
-	for (i = 0; i < t->nthreads; i++)
-		if (t->threads[i]->tgid == th->tgid &&
-		    t->threads[i]->state != BT_TH_GONE)
-			return;
 	for (i = 0; i < t->nforks; i++)
 		if (bt_aspace_pid(t->forks[i]) == th->tgid)
 			bt_aspace_exec(t->forks[i]);

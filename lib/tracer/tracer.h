@@ -197,6 +197,8 @@ int bt_stopped_thread(struct bt_target *t, pid_t tid, struct bt_thread **out);
 /* Append a gap (enum bt_gap_reason) from @from to @to to @th's ring. */
 /* Thread @tid, live or gone (a gone thread keeps its ring), or NULL. */
 struct bt_thread *bt_thread_find_any(const struct bt_target *t, pid_t tid);
+/* A thread of process @tgid not gone, or NULL (its threads all are). */
+struct bt_thread *bt_process_thread(const struct bt_target *t, pid_t tgid);
 
 /*
  * Copy @view of @th's ring into @cap (BT_FMT_SOFT): 0, with cap->status

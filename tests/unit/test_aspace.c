@@ -276,6 +276,23 @@ static void lift_counted(void **state)
 }
 
 /*
+ * @parent's address space with the debugger's int3 at @at and one of
+ * @kind at @at + 8, and @child's memory as fork copied it: both int3s in.
+ */
+static void fork_pair(pid_t parent, pid_t child, uint64_t at, int kind,
+		      struct bt_aspace **as, struct bt_aspace **cas)
+{
+	uint8_t cc = 0xcc;
+
+	assert_int_equal(bt_aspace_alloc(parent, as), 0);
+	assert_int_equal(bt_aspace_insert(*as, at, BT_BP_USER), 0);
+	assert_int_equal(bt_aspace_insert(*as, at + 8, kind), 0);
+	assert_int_equal(bt_aspace_alloc(child, cas), 0);
+	assert_int_equal(bt_aspace_write_raw(*cas, at, &cc, 1), 1);
+	assert_int_equal(bt_aspace_write_raw(*cas, at + 8, &cc, 1), 1);
+}
+
+/*
  * A fork child's copy holds the parent's int3s: cleaned, it has the
  * original bytes; followed, its table is the parent's.
  */
@@ -284,15 +301,8 @@ static void fork_clean(void **state)
 	pid_t parent = child_start(), child = child_start();
 	uint64_t at = (uint64_t)&page[500];
 	struct bt_aspace *as, *cas, *fas;
-	uint8_t cc = 0xcc;
 
-	assert_int_equal(bt_aspace_alloc(parent, &as), 0);
-	assert_int_equal(bt_aspace_insert(as, at, BT_BP_USER), 0);
-	assert_int_equal(bt_aspace_insert(as, at + 8, BT_BP_BACKEND), 0);
-	/* the child's memory as fork would have copied it */
-	assert_int_equal(bt_aspace_alloc(child, &cas), 0);
-	assert_int_equal(bt_aspace_write_raw(cas, at, &cc, 1), 1);
-	assert_int_equal(bt_aspace_write_raw(cas, at + 8, &cc, 1), 1);
+	fork_pair(parent, child, at, BT_BP_BACKEND, &as, &cas);
 
 	/* the backend's only: the debugger's stays in the child */
 	assert_int_equal(bt_aspace_fork_clean(as, child,
@@ -340,15 +350,10 @@ static void fork_into(void **state)
 	uint64_t at = (uint64_t)&page[600];
 	struct bt_aspace *as, *cas;
 	uint64_t v, vu;
-	uint8_t cc = 0xcc;
+	uint8_t seen;
 
-	assert_int_equal(bt_aspace_alloc(parent, &as), 0);
-	assert_int_equal(bt_aspace_insert(as, at, BT_BP_USER), 0);
-	assert_int_equal(bt_aspace_insert(as, at + 8, BT_BP_USER), 0);
-	/* the child's memory as fork copied it: the debugger's int3s */
-	assert_int_equal(bt_aspace_alloc(child, &cas), 0);
-	assert_int_equal(bt_aspace_write_raw(cas, at, &cc, 1), 1);
-	assert_int_equal(bt_aspace_write_raw(cas, at + 8, &cc, 1), 1);
+	/* the debugger's int3s in the parent and the child's copy */
+	fork_pair(parent, child, at, BT_BP_USER, &as, &cas);
 	/* the backend's own, put in at its first stop: one on a clean
 	 * byte, one where the debugger's int3 is (the original cleaned
 	 * back first, as bt_aspace_fork_clean() does) */
@@ -369,8 +374,8 @@ static void fork_into(void **state)
 	assert_true(bt_aspace_version(cas) != v);
 	assert_true(bt_aspace_version_of(cas, BT_BP_MASK(BT_BP_USER)) != vu);
 	/* the program sees its own bytes through it */
-	assert_int_equal(bt_aspace_read(cas, at + 8, &cc, 1), 1);
-	assert_int_equal(cc, page[608]);
+	assert_int_equal(bt_aspace_read(cas, at + 8, &seen, 1), 1);
+	assert_int_equal(seen, page[608]);
 	/* detach: each kind out, the child's memory the program's */
 	assert_int_equal(bt_aspace_remove(cas, at, BT_BP_USER), 0);
 	assert_int_equal(bt_aspace_remove(cas, at + 8, BT_BP_USER), 0);
