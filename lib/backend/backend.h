@@ -140,6 +140,17 @@ struct bt_backend_ops {
 	 */
 	void (*write)(struct bt_target *t, uint64_t addr, uint8_t *buf,
 		      size_t len);
+
+	/*
+	 * A part of @th's history the backend held (bt_thread_hold), @len
+	 * bytes at @data, into th->ring now, its first branch @acc
+	 * instructions later than it counts; returns the instructions run
+	 * after its last branch.  With @data NULL: @acc instructions ran
+	 * since @th's last branch in its ring, count them on.  May be NULL
+	 * for a backend that holds nothing.
+	 */
+	uint32_t (*replay)(struct bt_target *t, struct bt_thread *th,
+			   void *data, size_t len, uint32_t acc);
 };
 
 /*

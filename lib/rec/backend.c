@@ -170,6 +170,8 @@ static const struct bt_recorder_host host = {
 	.untraced = rec_native_untraced,
 	.native_on = rec_native_on,
 	.native = rec_native_host,
+	.acc_take = bt_fast_history_take,
+	.acc_give = bt_fast_history_carry,
 };
 
 /* ---- lifetime --------------------------------------------------------- */
@@ -448,6 +450,17 @@ static void record_sync(struct bt_target *t, struct bt_thread *th)
 	fast->sync(t, th);
 }
 
+/* A part of @th's history its recorder held (bt_thread_settle). */
+static uint32_t record_replay(struct bt_target *t, struct bt_thread *th,
+			      void *data, size_t len, uint32_t acc)
+{
+	if (!data) {
+		bt_fast_history_carry(t, th, acc);
+		return 0;
+	}
+	return bt_recorder_replay(recorder_of(t, th), th, data, len, acc);
+}
+
 static int record_capture(struct bt_target *t, struct bt_thread *th,
 			  struct bt_capture *cap)
 {
@@ -557,4 +570,5 @@ const struct bt_backend_ops bt_backend_soft_record = {
 	.sync = record_sync,
 	.moved = record_moved,
 	.write = record_write,
+	.replay = record_replay,
 };

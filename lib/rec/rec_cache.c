@@ -407,6 +407,7 @@ void rc_blocks_clear(struct bt_recorder *r)
 {
 	size_t i;
 
+	rc_settle_all(r);	/* the records of the blocks that go: now */
 	for (i = 0; i < r->nbucket; i++) {
 		struct rb *b = r->bucket[i], *next;
 

@@ -181,8 +181,7 @@ static void leave_at(struct bt_recorder *r, struct rthread *rt,
 
 	if (pend != RX_PEND_NONE)
 		rc_ring_put(r, rt, &tnt, 1);
-	rc_drain(r, rt, orig);
-	rt->wpc = 0;
+	rc_drain_as(r, rt, orig, 1);
 	regs->rip = orig;
 	regs->gs_base = rt->prog_gs;
 	ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs);

@@ -37,13 +37,6 @@ static size_t rec_len(uint8_t tag)
 	}
 }
 
-/* A record found in the ring, oldest first once collected. */
-struct found {
-	uint64_t addr;		/* REC_IND, REC_SYNC */
-	uint8_t tag;
-	uint8_t outcomes;	/* of conditionals before it, REC_TNT's coding */
-};
-
 /* A taken branch of block @b to @to; one to the next instruction is none
  * (the steppers cannot tell it from a fall-through). */
 static void w_branch(struct rec_walker *w, const struct rb *b, uint64_t to,
@@ -132,7 +125,7 @@ static const struct rb *w_advance(struct rec_walker *w, uint64_t stop)
  * system call the walk comes to next (then past it).  Where the walk
  * cannot place it, it goes where the walk stands.
  */
-static void w_time(struct rec_walker *w, const struct found *f)
+static void w_time(struct rec_walker *w, const struct rec_found *f)
 {
 	const struct rb *b = NULL;
 
@@ -147,7 +140,7 @@ static void w_time(struct rec_walker *w, const struct found *f)
 		return;
 	}
 	if (w->ops->time)
-		w->ops->time(w->ctx, f->addr, f->tag == REC_TIME_NS);
+		w->ops->time(w->ctx, f->addr, f->tag == REC_TIME_NS || f->ns);
 }
 
 /* Apply conditionals' @outcomes (REC_TNT's coding); 0, or -1 (a gap). */
@@ -172,7 +165,7 @@ static int w_outcomes(struct rec_walker *w, unsigned outcomes)
 }
 
 /* Apply one record; 0, or -1 if it does not fit the code (a gap). */
-static int w_record(struct rec_walker *w, struct found *f)
+static int w_record(struct rec_walker *w, struct rec_found *f)
 {
 	const struct rb *b;
 
@@ -218,10 +211,10 @@ static int w_record(struct rec_walker *w, struct found *f)
 }
 
 /* Append the record of @len bytes at @p (its tag first) to *@f. */
-static int found_push(struct found **f, size_t *n, size_t *cap,
+static int found_push(struct rec_found **f, size_t *n, size_t *cap,
 		      const uint8_t *p, size_t len)
 {
-	struct found *g;
+	struct rec_found *g;
 	uint8_t tag = p[0];
 
 	if (*n == *cap) {
@@ -233,6 +226,7 @@ static int found_push(struct found **f, size_t *n, size_t *cap,
 	}
 	g = &(*f)[(*n)++];
 	g->tag = tag;
+	g->ns = 0;
 	g->outcomes = RX_PEND_NONE;
 	if (tag >= REC_TNT) {
 		g->outcomes = tag & 0x7f;
@@ -248,7 +242,7 @@ static int found_push(struct found **f, size_t *n, size_t *cap,
 
 /* The records collected so far, and where collecting stands. */
 struct collect {
-	struct found *f;
+	struct rec_found *f;
 	size_t n, cap;
 	uint64_t total;		/* bytes written up to the oldest collected */
 };
@@ -335,7 +329,7 @@ static int collect(const struct rec_ring_view *v, uint64_t drained,
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < c->n / 2; i++) {	/* newest first: turn around */
-		struct found tmp = c->f[i];
+		struct rec_found tmp = c->f[i];
 
 		c->f[i] = c->f[c->n - 1 - i];
 		c->f[c->n - 1 - i] = tmp;
@@ -343,13 +337,13 @@ static int collect(const struct rec_ring_view *v, uint64_t drained,
 	return c->total > drained;
 }
 
-int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
-	      struct rec_walker *w, uint64_t stop)
+int rec_drain_collect(const struct rec_ring_view *v, uint64_t *drained,
+		      struct rec_walker *w, size_t *n)
 {
 	struct collect c = { w->found, 0, w->found_cap, 0 };
-	size_t i;
 	int lost;
 
+	*n = 0;
 	if (v->head < v->base || v->head > v->top)
 		return -bte_corrupt;
 	lost = collect(v, *drained, &c);
@@ -357,20 +351,40 @@ int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
 	w->found_cap = c.cap;
 	if (lost < 0)
 		return lost;
+	*n = c.n;
+	*drained = v->pass_start + (v->top - v->head);
+	return lost;
+}
+
+void rec_drain_walk(struct rec_walker *w, struct rec_found *f, size_t n,
+		    int lost, uint64_t stop)
+{
+	size_t i;
+
 	if (lost) {
 		w->pc = 0;
 		w->hi = ~0ull;
 		w->ops->gap(w->ctx, BT_GAP_OVERFLOW);
 	}
-	for (i = 0; i < c.n; i++) {
-		if (w_record(w, &c.f[i]) < 0) {
+	for (i = 0; i < n; i++) {
+		if (w_record(w, &f[i]) < 0) {
 			w->ops->gap(w->ctx, BT_GAP_DECODE);
 			w->pc = 0;
 		}
 	}
 	if (stop && w->pc)
 		w_advance(w, stop);
-	*drained = v->pass_start + (v->top - v->head);
+}
+
+int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
+	      struct rec_walker *w, uint64_t stop)
+{
+	size_t n;
+	int lost = rec_drain_collect(v, drained, w, &n);
+
+	if (lost < 0)
+		return lost;
+	rec_drain_walk(w, w->found, n, lost, stop);
 	return lost;
 }
 

@@ -48,6 +48,14 @@ struct rec_drain_ops {
 	void (*time)(void *ctx, uint64_t t, int ns);
 };
 
+/* A record found in the ring, oldest first once collected. */
+struct rec_found {
+	uint64_t addr;		/* REC_IND, REC_SYNC, a time */
+	uint8_t tag;
+	uint8_t outcomes;	/* of conditionals before it, REC_TNT's coding */
+	uint8_t ns;		/* a time record's addr is in ns already */
+};
+
 /* Where decoding stands; kept from one drain to the next. */
 struct rec_walker {
 	const struct rec_drain_ops *ops;
@@ -56,7 +64,7 @@ struct rec_walker {
 	uint64_t hi;		/* the last REC_IND's high half, ~0: none */
 	/* records collected: kept from one drain to the next (no fresh
 	 * allocation per stop); the owner frees it (rec_walker_release) */
-	void *found;
+	struct rec_found *found;
 	size_t found_cap;
 };
 
@@ -84,5 +92,18 @@ int rec_drain_spans(const struct rec_ring_view *v, uint64_t drained,
  */
 int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
 	      struct rec_walker *w, uint64_t stop);
+
+/*
+ * rec_drain() in two halves, for a drain whose walk comes later (the
+ * recorder holds the records in the thread's history until it is read):
+ * collect the records of @v written after *@drained into w->found, oldest
+ * first, *@n of them (*@drained moved on; returns 1 if records were lost,
+ * 0, or < 0 as rec_drain()); then walk @n records at @f from where @w
+ * stands (an overflow gap first if @lost) on to @stop.
+ */
+int rec_drain_collect(const struct rec_ring_view *v, uint64_t *drained,
+		      struct rec_walker *w, size_t *n);
+void rec_drain_walk(struct rec_walker *w, struct rec_found *f, size_t n,
+		    int lost, uint64_t stop);
 
 #endif /* BTRACE_REC_DRAIN_H */

@@ -111,8 +111,7 @@ static int ring_restart(struct bt_recorder *r, struct rthread *rt)
 	if (rc_mem_write(r, rt->tcb + TCB_HEAD, &head, 8) < 0)
 		return -bte_io;
 	rt->pass_start = rt->prev_start = rt->prev_low = rt->drained = 0;
-	rt->wpc = 0;
-	rt->whi = ~0ull;
+	rc_walk_reset(r, rt, 2);
 	r->host.gap(r->t, rt->th, 0, BT_GAP_OVERFLOW);
 	return rc_hi_reset(r, rt);
 }

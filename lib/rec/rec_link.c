@@ -311,6 +311,28 @@ static void block_dies(struct bt_recorder *r, struct rb *b, struct rb **dead)
 	*dead = b;
 }
 
+/* Is a block of [@lo, @hi) known?  (blocks_in() without taking them.) */
+static int blocks_any(struct bt_recorder *r, uint64_t lo, uint64_t hi)
+{
+	uint64_t first = lo >> 12, last = (hi - 1) >> 12, pg;
+	struct inode *e;
+	size_t i;
+
+	if (last - first >= r->by_page.n) {
+		for (i = 0; i < r->by_page.nbucket; i++)
+			for (e = r->by_page.bucket[i]; e; e = e->next)
+				if (e->b->start < hi && e->b->next + 1 > lo)
+					return 1;
+		return 0;
+	}
+	for (pg = first; pg <= last; pg++)
+		for (e = *rc_index_head(&r->by_page, pg); e; e = e->next)
+			if (e->key == pg && e->b->start < hi &&
+			    e->b->next + 1 > lo)
+				return 1;
+	return 0;
+}
+
 /*
  * Blocks that overlap [@lo, @hi), listed through hnext: through the index
  * by page, the range's pages or, if it has more pages than the index has
@@ -360,6 +382,8 @@ void rc_code_drop(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 	struct rb *dead, *b, *next;
 	size_t i;
 
+	if (blocks_any(r, lo, hi))
+		rc_settle_all(r);	/* records of code that goes: now */	/* records of code that goes: now */
 	dead = blocks_in(r, lo, hi);
 	for (b = dead; b; b = b->hnext)
 		orig_gone(r, b->start);

@@ -334,6 +334,7 @@ int rc_native_out(struct bt_recorder *r, struct rthread *rt,
 	if (!r->nat || !r->nat->exits.n || rc_zone_of(r, pc))
 		return 0;	/* no native exit was ever made */
 	rc_drain(r, rt, 0);
+	bt_thread_settle(r->t, rt->th);	/* where its walk ends: now */
 	left_to = rt->wpc ? rt->wpc : pc;
 	rt->wpc = 0;
 	regs->gs_base = rt->prog_gs;

@@ -211,6 +211,7 @@ void bt_recorder_thread_end(struct bt_recorder *r, struct bt_thread *th)
 		rc_drain(r, rt, 0);
 		rt->in = 0;
 	}
+	bt_thread_settle(r->t, th);	/* while rt says where its walk stands */
 	if (rt->slot >= 0)
 		r->slot_used[rt->slot] = 0;
 	*rt = r->rt[--r->nrt];
@@ -305,6 +306,7 @@ void bt_recorder_free(struct bt_recorder *r)
 	free(r->rt);
 	free(r->ringbuf);
 	rec_walker_release(&r->drain_w);
+	rec_walker_release(&r->replay_w);
 	free(r->emitbuf);
 	free(r->pages);
 	rc_native_free(r);

@@ -88,6 +88,12 @@ struct bt_recorder_host {
 	/* @th left its translation natively to @left_to: the host runs it. */
 	void (*native)(struct bt_target *t, struct bt_thread *th,
 		       uint64_t left_to);
+	/* The instructions counted since @th's last branch, taken: they
+	 * belong to the first branch of records held (NULL: none). */
+	uint32_t (*acc_take)(struct bt_target *t, struct bt_thread *th);
+	/* ... and given back: @n ran after the last branch written. */
+	void (*acc_give)(struct bt_target *t, struct bt_thread *th,
+			 uint32_t n);
 };
 
 /* Returns 0 or -bte_nomem; bt_recorder_free accepts NULL. */
@@ -198,6 +204,17 @@ void bt_recorder_exiting(struct bt_recorder *r, struct bt_thread *th);
 
 /* @th is gone or detached: what its ring still holds is decoded. */
 void bt_recorder_thread_end(struct bt_recorder *r, struct bt_thread *th);
+
+/*
+ * What a thread's ring held at a drain is kept in its history undecoded
+ * (bt_thread_hold()) until the history is read: decode the part of @len
+ * bytes at @data into th->ring, its first branch @acc instructions later
+ * than it says; returns the instructions after its last (the backend's
+ * replay()).  A recorder decodes its threads' parts before the code they
+ * ran goes (invalidation, exec, its end).
+ */
+uint32_t bt_recorder_replay(struct bt_recorder *r, struct bt_thread *th,
+			    void *data, size_t len, uint32_t acc);
 
 /*
  * The code in [@lo, @hi) changed (a debugger wrote it): its translations

@@ -147,6 +147,8 @@ struct bt_recorder {
 	struct code_page *pages;	/* CODE_PAGES of them */
 	uint8_t *ringbuf;		/* a copy of a ring, for decoding */
 	struct rec_walker drain_w;	/* its records buffer, kept */
+	int settling;			/* rc_settle_all() under way */
+	struct rec_walker replay_w;	/* the records of a held part, kept */
 	uint8_t *emitbuf;
 	struct rnative *nat;		/* untraced code (rec_native.c) */
 	struct wp *wp;			/* pages of code the program may write */
@@ -237,6 +239,13 @@ int rc_ring_put(struct bt_recorder *r, struct rthread *rt, const void *rec,
 		size_t len);
 int rc_ring_sync(struct bt_recorder *r, struct rthread *rt, uint64_t pc);
 void rc_drain(struct bt_recorder *r, struct rthread *rt, uint64_t stop);
+/* rec_slot.c: the drain of rc_drain(), the walk unknown after it with
+ * @reset (1: its pc, 2: also its targets' high half; see rc_walk_reset) */
+void rc_drain_as(struct bt_recorder *r, struct rthread *rt, uint64_t stop,
+		 int reset);
+void rc_walk_reset(struct bt_recorder *r, struct rthread *rt, int how);
+/* Every thread's held history written (before blocks it needs go). */
+void rc_settle_all(struct bt_recorder *r);
 
 /* rec_sigs.c: what the kernel does at a fault the recorder consumes */
 void rc_sigs_enter(struct bt_recorder *r, struct rthread *rt);

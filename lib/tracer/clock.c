@@ -29,17 +29,30 @@ uint64_t bt_clock_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int bt_thread_time(struct bt_thread *th, uint64_t ns, uint32_t ninsn,
-		   uint32_t flags)
+int bt_thread_time_put(struct bt_thread *th, uint64_t ns, uint32_t ninsn,
+		       uint32_t flags)
 {
 	struct bt_rec_time rec = { .ns = ns, .ninsn = ninsn, .flags = flags };
 
 	if (!th->ring)
 		return 0;
+	return bt_thread_put(th, BT_REC_TIME, &rec.ns,
+			     sizeof(rec) - sizeof(rec.hdr));
+}
+
+void bt_thread_time_seen(struct bt_thread *th, uint64_t ns)
+{
 	th->time_ns = ns;
 	th->owed_ns = 0;
-	return bt_ring_write(th->ring, BT_REC_TIME, &rec.ns,
-			     sizeof(rec) - sizeof(rec.hdr));
+}
+
+int bt_thread_time(struct bt_thread *th, uint64_t ns, uint32_t ninsn,
+		   uint32_t flags)
+{
+	if (!th->ring)
+		return 0;
+	bt_thread_time_seen(th, ns);
+	return bt_thread_time_put(th, ns, ninsn, flags);
 }
 
 void bt_thread_time_owed(struct bt_thread *th, uint32_t ninsn)

@@ -113,6 +113,7 @@ void bt_fault_mark(struct bt_target *t, struct bt_thread *th,
 	}
 	if (t->ops->sync)
 		t->ops->sync(t, th);
+	bt_thread_settle(t, th);
 	k->head = bt_ring_head(th->ring);
 	k->tail = bt_ring_tail(th->ring);
 	k->older = 0;
@@ -170,6 +171,7 @@ int bt_target_fault(struct bt_target *t, pid_t tid, struct bt_fault *f)
 	if (k->positions) {
 		if (t->ops->sync && th->state != BT_TH_GONE)
 			t->ops->sync(t, th);
+		bt_thread_settle(t, th);
 		f->after = (bt_ring_head(th->ring) - k->head) /
 			   sizeof(struct bt_rec_branch);
 	}

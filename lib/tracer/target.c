@@ -112,6 +112,7 @@ int bt_target_capture(struct bt_target *t, pid_t tid, struct bt_capture *cap)
 	/* one running (non-stop) has its ring as of its last stop */
 	if (t->ops->capture && (th->state != BT_TH_RUNNING || !t->ops->sync))
 		return t->ops->capture(t, th, cap);
+	bt_thread_settle(t, th);
 	bt_ring_view_init(&view, th->ring);
 	return bt_thread_ring_capture(th, &view, cap);
 }
@@ -169,13 +170,19 @@ const char *bt_target_backend_name(const struct bt_target *t)
 	return t ? t->ops->name : "?";
 }
 
-void bt_target_stats(const struct bt_target *t, struct bt_stats *stats)
+void bt_target_stats(struct bt_target *t, struct bt_stats *stats)
 {
+	size_t i;
+
 	if (!stats)
 		return;
 	memset(stats, 0, sizeof(*stats));
-	if (t)
-		*stats = t->stats;
+	if (!t)
+		return;
+	/* what histories hold back is counted once decoded: now */
+	for (i = 0; i < t->nthreads; i++)
+		bt_thread_settle(t, t->threads[i]);
+	*stats = t->stats;
 }
 
 size_t bt_target_buffer_size(const struct bt_target *t)

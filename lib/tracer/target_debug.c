@@ -155,6 +155,7 @@ int bt_target_capture_since(struct bt_target *t, pid_t tid, uint64_t *pos,
 	/* one running (non-stop) has its ring as of its last stop */
 	if (t->ops->sync && th->state != BT_TH_RUNNING)
 		t->ops->sync(t, th);
+	bt_thread_settle(t, th);
 	bt_ring_view_init(&view, th->ring);
 	if (!cap) {
 		*pos = view.head;

@@ -174,6 +174,7 @@ void bt_thread_gone(struct bt_target *t, struct bt_thread *th)
 	th->sig = 0;
 	if (t->ops->thread_end)
 		t->ops->thread_end(t, th);
+	bt_thread_settle(t, th);	/* what its backend held: now */
 	gone_process(t, th);
 	gone_rings_trim(t, th);
 }
@@ -183,6 +184,7 @@ void bt_thread_free(struct bt_thread *th)
 	if (!th)
 		return;
 	bt_fault_free(th);
+	bt_thread_journal_free(th);
 	bt_ring_free(th->ring);
 	free(th);
 }
@@ -267,9 +269,7 @@ int bt_thread_record(struct bt_target *t, struct bt_thread *th,
 	rec.kind = kind;
 	rec.flags = flags;
 	t->stats.branches++;
-	if (th->fault_guard)
-		bt_fault_guard(th, sizeof(rec));
-	return bt_ring_write(th->ring, BT_REC_BRANCH, &rec.from,
+	return bt_thread_put(th, BT_REC_BRANCH, &rec.from,
 			     sizeof(rec) - sizeof(rec.hdr));
 }
 
@@ -283,9 +283,7 @@ int bt_thread_gap(struct bt_thread *th, uint64_t from, uint64_t to,
 	rec.to = to;
 	rec.kind = BT_BR_GAP;
 	rec.gap = (uint16_t)reason;
-	if (th->fault_guard)
-		bt_fault_guard(th, sizeof(rec));
-	return bt_ring_write(th->ring, BT_REC_BRANCH, &rec.from,
+	return bt_thread_put(th, BT_REC_BRANCH, &rec.from,
 			     sizeof(rec) - sizeof(rec.hdr));
 }
 

@@ -46,6 +46,13 @@ enum bt_thread_stop {
 	BT_TS_GROUP,	/* group-stop (PTRACE_EVENT_STOP with a stop signal) */
 };
 
+/* A thread's history held back from its ring (journal.c). */
+struct bt_journal {
+	uint8_t *buf;
+	size_t len, cap;
+	int settling;
+};
+
 struct bt_thread {
 	pid_t tid;
 	pid_t tgid;		/* its process: the target's, or a followed child */
@@ -75,6 +82,7 @@ struct bt_thread {
 	   in its ring, and of a stop not written yet (0: none) */
 	uint64_t stop_ns, time_ns, owed_ns;
 	struct bt_ring *ring;
+	struct bt_journal jrn;	/* journal.c: held history, not in ring yet */
 	/*
 	 * The last fault its handler took (fault.c), and the ring position
 	 * a record must not reach before what the ring held then is copied
@@ -242,6 +250,41 @@ void bt_thread_time_stop_every(struct bt_thread *th, uint32_t ninsn,
 			       uint64_t grain);
 void bt_thread_time_owed_every(struct bt_thread *th, uint32_t ninsn,
 			       uint64_t grain);
+
+/*
+ * journal.c: a record of @type for @th's history: into its ring, or, while
+ * the thread's backend holds part of its history not decoded yet, behind
+ * it.  Returns 0, or what bt_ring_write() returns.
+ */
+int bt_thread_put(struct bt_thread *th, uint16_t type, const void *payload,
+		  size_t len);
+
+/*
+ * Hold a part of @th's history, for its backend's replay() to decode when
+ * the history is read (bt_thread_settle): bt_thread_hold_room() gives
+ * room for @len bytes of it (NULL: no memory), bt_thread_hold() puts the
+ * first @len of them, written there, behind what is held.
+ * bt_thread_held(): the bytes held, records behind them included.
+ */
+void *bt_thread_hold_room(struct bt_thread *th, size_t len);
+void bt_thread_hold(struct bt_thread *th, size_t len);
+size_t bt_thread_held(const struct bt_thread *th);
+
+/* Write what @th's history holds into its ring, in order (before it is
+ * read, or before what the backend needs to decode it goes). */
+void bt_thread_settle(struct bt_target *t, struct bt_thread *th);
+void bt_thread_journal_free(struct bt_thread *th);
+
+/*
+ * clock.c: @th's history holds a time record of @ns not written yet (in a
+ * held part): the time records of its stops are judged from it.
+ */
+void bt_thread_time_seen(struct bt_thread *th, uint64_t ns);
+
+/* Write a BT_REC_TIME as bt_thread_time() without judging the ones after
+ * from it (a held part's, which bt_thread_time_seen() judged by). */
+int bt_thread_time_put(struct bt_thread *th, uint64_t ns, uint32_t ninsn,
+		       uint32_t flags);
 
 /* Append one branch record to @th's ring; counts it in the stats. */
 int bt_thread_record(struct bt_target *t, struct bt_thread *th,

@@ -53,6 +53,12 @@ void bt_fast_maps_changed(struct bt_target *t);
 /* @th's history: @n more instructions ran since its last branch ... */
 void bt_fast_history_insns(struct bt_target *t, struct bt_thread *th,
 			   uint32_t n);
+/* The instructions counted since @th's last branch, taken (they go with
+ * a part of its history held back: bt_thread_hold), and given back
+ * (counted already) after the last branch of such a part. */
+uint32_t bt_fast_history_take(struct bt_target *t, struct bt_thread *th);
+void bt_fast_history_carry(struct bt_target *t, struct bt_thread *th,
+			   uint32_t n);
 /* ... a branch was taken (BT_BR_*, BT_BRF_*) ... */
 void bt_fast_history_branch(struct bt_target *t, struct bt_thread *th,
 			    uint64_t from, uint64_t to, int kind, int flags);

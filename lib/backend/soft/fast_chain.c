@@ -49,6 +49,27 @@ void bt_fast_history_insns(struct bt_target *t, struct bt_thread *th,
 	fast_acc_add(t, th, n);
 }
 
+uint32_t bt_fast_history_take(struct bt_target *t, struct bt_thread *th)
+{
+	struct fast_thread *ft = th->bk;
+	uint32_t n = ft ? ft->acc : 0;
+
+	(void)t;
+	if (ft)
+		ft->acc = 0;
+	return n;
+}
+
+void bt_fast_history_carry(struct bt_target *t, struct bt_thread *th,
+			   uint32_t n)
+{
+	struct fast_thread *ft = th->bk;
+
+	(void)t;
+	if (ft)
+		ft->acc += n;
+}
+
 void bt_fast_history_branch(struct bt_target *t, struct bt_thread *th,
 			    uint64_t from, uint64_t to, int kind, int flags)
 {

@@ -423,6 +423,7 @@ static int fast_capture(struct bt_target *t, struct bt_thread *th,
 	int ret;
 
 	fast_sync(t, th);
+	bt_thread_settle(t, th);
 	memset(cap, 0, sizeof(*cap));
 	cap->format = BT_FMT_SOFT;
 	cap->tid = th->tid;

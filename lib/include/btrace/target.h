@@ -246,8 +246,12 @@ pid_t bt_target_thread_pid(const struct bt_target *target, pid_t tid);
 int bt_target_backend(const struct bt_target *target);
 const char *bt_target_backend_name(const struct bt_target *target);
 
-/* Counters since launch or attach into *@stats (zeros for a NULL @target). */
-void bt_target_stats(const struct bt_target *target, struct bt_stats *stats);
+/*
+ * Counters since launch or attach into *@stats (zeros for a NULL @target).
+ * The instructions and branches are those decoded: what a backend held
+ * undecoded in the threads' histories is decoded first.
+ */
+void bt_target_stats(struct bt_target *target, struct bt_stats *stats);
 
 /* The ring size per thread in bytes, as the backend got it; 0 for NULL. */
 size_t bt_target_buffer_size(const struct bt_target *target);
