@@ -144,13 +144,14 @@ struct bt_backend_ops {
 	/*
 	 * A part of @th's history the backend held (bt_thread_hold), @len
 	 * bytes at @data, into th->ring now, its first branch @acc
-	 * instructions later than it counts; returns the instructions run
-	 * after its last branch.  With @data NULL: @acc instructions ran
-	 * since @th's last branch in its ring, count them on.  May be NULL
-	 * for a backend that holds nothing.
+	 * instructions later than it counts; with @cut, the parts held
+	 * before it were dropped (where its walk starts is unknown).
+	 * Returns the instructions run after its last branch.  With @data
+	 * NULL: @acc instructions ran since @th's last branch in its ring,
+	 * count them on.  May be NULL for a backend that holds nothing.
 	 */
 	uint32_t (*replay)(struct bt_target *t, struct bt_thread *th,
-			   void *data, size_t len, uint32_t acc);
+			   void *data, size_t len, uint32_t acc, int cut);
 };
 
 /*

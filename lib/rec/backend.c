@@ -452,13 +452,13 @@ static void record_sync(struct bt_target *t, struct bt_thread *th)
 
 /* A part of @th's history its recorder held (bt_thread_settle). */
 static uint32_t record_replay(struct bt_target *t, struct bt_thread *th,
-			      void *data, size_t len, uint32_t acc)
+			      void *data, size_t len, uint32_t acc, int cut)
 {
 	if (!data) {
 		bt_fast_history_carry(t, th, acc);
 		return 0;
 	}
-	return bt_recorder_replay(recorder_of(t, th), th, data, len, acc);
+	return bt_recorder_replay(recorder_of(t, th), th, data, len, acc, cut);
 }
 
 static int record_capture(struct bt_target *t, struct bt_thread *th,

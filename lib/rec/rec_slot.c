@@ -184,7 +184,7 @@ static const struct rec_drain_ops replay_ops = {
  * owed to its first branch; returns those after its last. */
 static uint32_t replay_part(struct bt_recorder *r, struct bt_thread *th,
 			    const struct rc_held *h, struct rec_found *f,
-			    size_t n, uint32_t acc)
+			    size_t n, uint32_t acc, int cut)
 {
 	struct replay_ctx c = { r, th, acc + h->acc };
 	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
@@ -195,8 +195,8 @@ static uint32_t replay_part(struct bt_recorder *r, struct bt_thread *th,
 			bt_thread_gap(th, 0, 0, BT_GAP_DECODE);
 		return n ? 0 : c.acc;
 	}
-	w.pc = rt->wpc;
-	w.hi = rt->whi;
+	w.pc = cut ? 0 : rt->wpc;
+	w.hi = cut ? ~0ull : rt->whi;
 	rec_drain_walk(&w, f, n, h->lost, h->stop);
 	rt->wpc = h->reset ? 0 : w.pc;
 	rt->whi = h->reset > 1 ? ~0ull : w.hi;
@@ -213,18 +213,36 @@ static size_t held_addr_len(uint8_t tag)
 	return tag == REC_IND32 ? 4 : tag >= REC_TNT ? 0 : 8;
 }
 
-static size_t held_pack(const struct rec_found *f, size_t n, uint8_t *out)
+/* Branches @f's record makes at least: its target's, its outcomes taken. */
+static unsigned held_branches(const struct rec_found *f)
+{
+	unsigned n = f->tag == REC_IND || f->tag == REC_IND32, i;
+
+	if (f->tag != REC_IND && f->tag != REC_IND32 && f->tag < REC_TNT)
+		return 0;
+	for (i = 0; i < rx_pend_count(f->outcomes); i++)
+		n += f->outcomes >> i & 1;
+	return n;
+}
+
+/* Pack @n records of @f at @out; *@min: the bytes of ring records they
+ * make at least. */
+static size_t held_pack(const struct rec_found *f, size_t n, uint8_t *out,
+			uint64_t *min)
 {
 	uint8_t *p = out;
 	size_t i, len;
+	uint64_t branches = 0;
 
 	for (i = 0; i < n; i++) {
+		branches += held_branches(&f[i]);
 		*p++ = f[i].tag;
 		*p++ = f[i].ns ? 1 : f[i].outcomes;
 		len = held_addr_len(f[i].tag);
 		memcpy(p, &f[i].addr, len);
 		p += len;
 	}
+	*min = branches * sizeof(struct bt_rec_branch);
 	return (size_t)(p - out);
 }
 
@@ -256,7 +274,7 @@ static size_t held_unpack(const uint8_t *p, size_t len, struct rec_found *f)
 }
 
 uint32_t bt_recorder_replay(struct bt_recorder *r, struct bt_thread *th,
-			    void *data, size_t len, uint32_t acc)
+			    void *data, size_t len, uint32_t acc, int cut)
 {
 	struct rec_walker *s = r ? &r->replay_w : NULL;
 	struct rc_held h;
@@ -279,7 +297,7 @@ uint32_t bt_recorder_replay(struct bt_recorder *r, struct bt_thread *th,
 	}
 	if (s && max)
 		n = held_unpack((uint8_t *)data + sizeof(h), len, s->found);
-	return replay_part(r, th, &h, s ? s->found : NULL, n, acc);
+	return replay_part(r, th, &h, s ? s->found : NULL, n, acc, cut);
 }
 
 /* Hold @n records at @f behind what @rt's history holds. */
@@ -288,20 +306,23 @@ static void hold(struct bt_recorder *r, struct rthread *rt,
 {
 	struct bt_target *t = r->t;
 	uint8_t *p = bt_thread_hold_room(rt->th, sizeof(*h) + 10 * n);
+	uint64_t min;
 	uint32_t acc;
+	size_t len;
 
 	if (p) {
 		memcpy(p, h, sizeof(*h));
-		bt_thread_hold(rt->th, sizeof(*h) +
-				       held_pack(f, n, p + sizeof(*h)));
-		/* no more than the ring would keep decoded */
-		if (bt_thread_held(rt->th) > t->opts.buffer_size)
+		len = held_pack(f, n, p + sizeof(*h), &min);
+		bt_thread_hold(rt->th, sizeof(*h) + len, min);
+		/* records that make no branch (conditionals not taken) are
+		 * never dropped: past what a ring's worth would be, now */
+		if (bt_thread_held(rt->th) > 4 * t->opts.buffer_size + (1u << 20))
 			bt_thread_settle(t, rt->th);
 		return;
 	}
 	/* no memory to hold it: walked now, after what is held */
 	bt_thread_settle(t, rt->th);
-	acc = replay_part(r, rt->th, h, f, n, 0);
+	acc = replay_part(r, rt->th, h, f, n, 0, 0);
 	if (acc && r->host.acc_give)
 		r->host.acc_give(t, rt->th, acc);
 }

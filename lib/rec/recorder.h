@@ -209,12 +209,13 @@ void bt_recorder_thread_end(struct bt_recorder *r, struct bt_thread *th);
  * What a thread's ring held at a drain is kept in its history undecoded
  * (bt_thread_hold()) until the history is read: decode the part of @len
  * bytes at @data into th->ring, its first branch @acc instructions later
- * than it says; returns the instructions after its last (the backend's
- * replay()).  A recorder decodes its threads' parts before the code they
- * ran goes (invalidation, exec, its end).
+ * than it says, after parts dropped with @cut; returns the instructions
+ * after its last (the backend's replay()).  A recorder decodes its
+ * threads' parts before the code they ran goes (invalidation, exec, its
+ * end).
  */
 uint32_t bt_recorder_replay(struct bt_recorder *r, struct bt_thread *th,
-			    void *data, size_t len, uint32_t acc);
+			    void *data, size_t len, uint32_t acc, int cut);
 
 /*
  * The code in [@lo, @hi) changed (a debugger wrote it): its translations

@@ -204,10 +204,21 @@ size_t bt_ring_footprint(const struct bt_ring *ring)
 int bt_ring_drop(struct bt_ring *ring)
 {
 	uint8_t *small = calloc(1, BT_RING_MIN_SIZE);
-	uint64_t pos;
 
 	if (!small)
 		return bt_fail(bte_nomem, ENOMEM, "ring");
+	bt_ring_clear(ring);	/* positions go on, nothing held */
+	data_free(ring->data, ring->size);
+	ring->data = small;
+	ring->size = BT_RING_MIN_SIZE;
+	ring->mask = BT_RING_MIN_SIZE - 1;
+	return 0;
+}
+
+void bt_ring_clear(struct bt_ring *ring)
+{
+	uint64_t pos;
+
 	for (pos = ring->tail; pos < ring->head;) {
 		const struct bt_rec_hdr *hdr = (const struct bt_rec_hdr *)
 			(ring->data + (pos & ring->mask));
@@ -218,12 +229,13 @@ int bt_ring_drop(struct bt_ring *ring)
 		pos += hdr->size;
 	}
 	ring->lost_bytes += ring->head - ring->tail;
-	data_free(ring->data, ring->size);
-	ring->data = small;
-	ring->size = BT_RING_MIN_SIZE;
-	ring->mask = BT_RING_MIN_SIZE - 1;
-	ring->tail = ring->head;	/* positions go on, nothing held */
-	return 0;
+	__atomic_store_n(&ring->tail, ring->head, __ATOMIC_RELEASE);
+}
+
+void bt_ring_lose(struct bt_ring *ring, uint64_t records, uint64_t bytes)
+{
+	ring->lost_records += records;
+	ring->lost_bytes += bytes;
 }
 
 uint64_t bt_ring_lost_bytes(const struct bt_ring *ring)

@@ -49,7 +49,9 @@ enum bt_thread_stop {
 /* A thread's history held back from its ring (journal.c). */
 struct bt_journal {
 	uint8_t *buf;
-	size_t len, cap;
+	size_t start, len, cap;	/* its entries: [start, len) of buf */
+	uint64_t min;		/* bytes of ring records they make, at least */
+	int cut;		/* entries before them were dropped */
 	int settling;
 };
 
@@ -263,11 +265,13 @@ int bt_thread_put(struct bt_thread *th, uint16_t type, const void *payload,
  * Hold a part of @th's history, for its backend's replay() to decode when
  * the history is read (bt_thread_settle): bt_thread_hold_room() gives
  * room for @len bytes of it (NULL: no memory), bt_thread_hold() puts the
- * first @len of them, written there, behind what is held.
+ * first @len of them, written there, behind what is held; decoded, they
+ * make @min bytes of ring records at least.  What is held before entries
+ * that make more than the ring keeps is dropped undecoded, counted lost.
  * bt_thread_held(): the bytes held, records behind them included.
  */
 void *bt_thread_hold_room(struct bt_thread *th, size_t len);
-void bt_thread_hold(struct bt_thread *th, size_t len);
+void bt_thread_hold(struct bt_thread *th, size_t len, uint64_t min);
 size_t bt_thread_held(const struct bt_thread *th);
 
 /* Write what @th's history holds into its ring, in order (before it is

@@ -37,9 +37,15 @@ run_stats small 64K "$TARGETS/compute" 16
 run_stats big 64M "$TARGETS/compute" 16
 check_equal small
 check_equal big
-read -r b1 r1 _ <"$work/small.stats"
-read -r b2 r2 _ <"$work/big.stats"
-[ "$r1" = "$r2" ] || fail "64 KiB ring: $r1 bytes read, 64 MiB ring: $r2"
+read -r b1 r1 s1 _ <"$work/small.stats"
+read -r b2 r2 s2 _ <"$work/big.stats"
+# The same run but for its stops (a loaded machine gave one run four more
+# once): a stop that takes the thread out and back in adds the tracer's
+# own records, a REC_SYNC and a REC_TNT, 10 bytes at most.
+ds=$((s1 > s2 ? s1 - s2 : s2 - s1))
+dr=$((r1 > r2 ? r1 - r2 : r2 - r1))
+[ "$dr" -le $((10 * ds)) ] ||
+	fail "64 KiB ring: $r1 bytes read in $s1 stops, 64 MiB ring: $r2 in $s2"
 
 run_stats threads 64M "$TARGETS/rec_threads" sum 3 2000
 check_equal threads

@@ -4,7 +4,8 @@
  * same writes make without it: parts a backend holds, the records written
  * behind them, all in the ring in order once settled, and the
  * instructions a part leaves after its last branch counted into the
- * branch that follows it, as a backend that decodes at once counts them.
+ * branch that follows it, as a backend that decodes at once counts them;
+ * and what newer entries would overwrite in the ring dropped undecoded.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,10 +27,10 @@ struct part {
 };
 
 static uint32_t given;		/* instructions given back to the backend */
-static int replays;
+static int replays, cuts;
 
 static uint32_t fake_replay(struct bt_target *t, struct bt_thread *th,
-			    void *data, size_t len, uint32_t acc)
+			    void *data, size_t len, uint32_t acc, int cut)
 {
 	struct part p;
 
@@ -40,6 +41,7 @@ static uint32_t fake_replay(struct bt_target *t, struct bt_thread *th,
 	assert_int_equal(len, sizeof(p));
 	memcpy(&p, data, sizeof(p));
 	replays++;
+	cuts += cut;
 	bt_thread_record(t, th, p.id, p.id + 1, acc + 1, BT_BR_JUMP, 0);
 	return p.left;
 }
@@ -64,6 +66,7 @@ static int setup(void **state)
 	assert_non_null(f->th.ring);
 	given = 0;
 	replays = 0;
+	cuts = 0;
 	*state = f;
 	return 0;
 }
@@ -78,14 +81,21 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void hold(struct bt_thread *th, uint32_t id, uint32_t left)
+/* A part that makes @min bytes of records at least (as its backend says). */
+static void hold_min(struct bt_thread *th, uint32_t id, uint32_t left,
+		     uint64_t min)
 {
 	struct part p = { id, left };
 	void *room = bt_thread_hold_room(th, 2 * sizeof(p));
 
 	assert_non_null(room);
 	memcpy(room, &p, sizeof(p));
-	bt_thread_hold(th, sizeof(p));	/* the room need not all be used */
+	bt_thread_hold(th, sizeof(p), min);	/* the room need not all be used */
+}
+
+static void hold(struct bt_thread *th, uint32_t id, uint32_t left)
+{
+	hold_min(th, id, left, sizeof(struct bt_rec_branch));
 }
 
 /* The ring's records, oldest first: (type, from or ns, ninsn, kind). */
@@ -202,12 +212,54 @@ static void settle_gives_back(void **state)
 	assert_int_equal(ring_read(&f->th, s, 4), 1);
 }
 
+/*
+ * Entries that newer ones would overwrite in the ring: dropped undecoded,
+ * counted lost with what the ring held, the first part kept told that
+ * what came before it is gone.
+ */
+static void drop_overwritten(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t big = (uint64_t)4 << 20;	/* past a 64 KiB ring and more */
+	struct seen s[8];
+
+	bt_thread_record(&f->t, &f->th, 0x1, 0x2, 1, BT_BR_JUMP, 0);
+	hold_min(&f->th, 0x100, 5, big);
+	bt_thread_record(&f->t, &f->th, 0x200, 0x300, 3, BT_BR_CALL, 0);
+	assert_int_equal(bt_ring_lost_records(f->th.ring), 0);
+	hold_min(&f->th, 0x400, 7, big);	/* overwrites all before it */
+	/* the ring's record, the part's branches at least, the record */
+	assert_int_equal(bt_ring_lost_records(f->th.ring),
+			 1 + big / sizeof(struct bt_rec_branch) + 1);
+	assert_int_equal(ring_read(&f->th, s, 8), 0);
+	bt_thread_record(&f->t, &f->th, 0x500, 0x600, 1, BT_BR_RET, 0);
+
+	bt_thread_settle(&f->t, &f->th);
+	assert_int_equal(replays, 1);
+	assert_int_equal(cuts, 1);
+	assert_int_equal(ring_read(&f->th, s, 8), 2);
+	assert_int_equal(s[0].at, 0x400);
+	assert_int_equal(s[0].ninsn, 1);	/* nothing owed from before */
+	assert_int_equal(s[1].at, 0x500);
+	assert_int_equal(s[1].ninsn, 1 + 7);
+
+	/* a part that makes less than the ring keeps drops nothing */
+	hold(&f->th, 0x700, 0);
+	hold(&f->th, 0x800, 0);
+	bt_thread_settle(&f->t, &f->th);
+	assert_int_equal(replays, 3);
+	assert_int_equal(cuts, 1);
+	assert_int_equal(ring_read(&f->th, s, 8), 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(put_direct, setup, teardown),
 		cmocka_unit_test_setup_teardown(settle_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(settle_gives_back, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(drop_overwritten, setup,
 						teardown),
 	};
 

@@ -118,6 +118,12 @@ size_t bt_ring_footprint(const struct bt_ring *ring);
  */
 int bt_ring_drop(struct bt_ring *ring);
 
+/* Everything @ring holds counted lost, its size kept (positions go on). */
+void bt_ring_clear(struct bt_ring *ring);
+
+/* @records of @bytes the writer dropped before they reached @ring: lost. */
+void bt_ring_lose(struct bt_ring *ring, uint64_t records, uint64_t bytes);
+
 /*
  * A ring as a reader sees it: the data area and the positions, either of a
  * live struct bt_ring or of a copy (a trace file, a test).
