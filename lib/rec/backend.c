@@ -338,7 +338,7 @@ static int record_trap(struct bt_target *t, struct bt_thread *th,
 		/* killed since the trap: its end is what to report */
 		if (bt_thread_regs(th, &regs) < 0)
 			return 1;
-		if (bt_recorder_trap(r, th, si) != BT_RECORDER_NOT_OURS)
+		if (bt_recorder_trap(r, th, si, &regs) != BT_RECORDER_NOT_OURS)
 			return 1;
 		if (bt_recorder_in(r, th))
 			return 0;

@@ -319,22 +319,20 @@ static int exit_at(struct bt_recorder *r, struct rthread *rt,
 }
 
 int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
-		     const siginfo_t *si)
+		     const siginfo_t *si, struct user_regs_struct *regs)
 {
 	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
-	struct user_regs_struct regs;
 	int v;
 
-	if (!rt || !rt->in || si->si_code != SI_KERNEL ||
-	    bt_thread_regs(th, &regs) < 0)
+	if (!rt || !rt->in || si->si_code != SI_KERNEL)
 		return BT_RECORDER_NOT_OURS;
 	rc_tcb_check(r, rt);	/* what the program wrote there, repaired */
-	if (rc_native_out(r, rt, &regs, regs.rip - 1))
+	if (rc_native_out(r, rt, regs, regs->rip - 1))
 		return BT_RECORDER_NOT_OURS;	/* a native thread's trap */
 	r->trapping = 1;
 	rc_sigs_need(r, rt);
 	r->cur = th;
-	v = exit_at(r, rt, &regs, regs.rip - 1);
+	v = exit_at(r, rt, regs, regs->rip - 1);
 	r->cur = NULL;
 	r->trapping = 0;
 	if (v == BT_RECORDER_GO_ON)

@@ -165,9 +165,10 @@ enum bt_recorder_verdict {
 				   runs its own way (untraced, changing code) */
 };
 
-/* @th, in, stopped with SIGTRAP: an exit of the translation? */
+/* @th, in, stopped with SIGTRAP at @regs (read at this stop; the
+ * recorder's to change): an exit of the translation? */
 int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
-		     const siginfo_t *si);
+		     const siginfo_t *si, struct user_regs_struct *regs);
 
 /*
  * Did @th leave at an instruction it must step before it enters again
