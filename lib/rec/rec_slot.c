@@ -122,9 +122,10 @@ int rc_ring_sync(struct bt_recorder *r, struct rthread *rt, uint64_t pc)
 struct rc_held {
 	uint64_t stop;		/* walk on to here after them (0: no) */
 	uint32_t acc;		/* instructions the host counted before them */
+	uint32_t n;		/* records */
 	uint8_t lost;		/* records were overwritten before them */
 	uint8_t reset;		/* where the walk stands is unknown after */
-	uint8_t pad[2];
+	uint8_t pad[6];
 };
 
 struct replay_ctx {
@@ -246,12 +247,13 @@ static size_t held_pack(const struct rec_found *f, size_t n, uint8_t *out,
 	return (size_t)(p - out);
 }
 
-static size_t held_unpack(const uint8_t *p, size_t len, struct rec_found *f)
+static size_t held_unpack(const uint8_t *p, size_t len, struct rec_found *f,
+			  size_t max)
 {
 	const uint8_t *end = p + len;
 	size_t n = 0, alen;
 
-	while (end - p >= 2) {
+	while (n < max && end - p >= 2) {
 		struct rec_found *g = &f[n];
 
 		g->tag = p[0];
@@ -278,25 +280,25 @@ uint32_t bt_recorder_replay(struct bt_recorder *r, struct bt_thread *th,
 {
 	struct rec_walker *s = r ? &r->replay_w : NULL;
 	struct rc_held h;
-	size_t n = 0, max;
+	size_t n = 0;
 
 	if (len < sizeof(h))
 		return acc;
 	memcpy(&h, data, sizeof(h));
 	len -= sizeof(h);
-	max = len / 2;		/* a record is 2 bytes at least */
-	if (s && max > s->found_cap) {
-		struct rec_found *g = realloc(s->found, max * sizeof(*g));
+	if (s && h.n > s->found_cap) {
+		struct rec_found *g = realloc(s->found, h.n * sizeof(*g));
 
 		if (!g) {
 			bt_thread_gap(th, 0, 0, BT_GAP_DECODE);
 			return 0;
 		}
 		s->found = g;
-		s->found_cap = max;
+		s->found_cap = h.n;
 	}
-	if (s && max)
-		n = held_unpack((uint8_t *)data + sizeof(h), len, s->found);
+	if (s && h.n)
+		n = held_unpack((uint8_t *)data + sizeof(h), len, s->found,
+				h.n);
 	return replay_part(r, th, &h, s ? s->found : NULL, n, acc, cut);
 }
 
@@ -312,6 +314,7 @@ static void hold(struct bt_recorder *r, struct rthread *rt,
 
 	if (p) {
 		memcpy(p, h, sizeof(*h));
+		((struct rc_held *)p)->n = (uint32_t)n;
 		len = held_pack(f, n, p + sizeof(*h), &min);
 		bt_thread_hold(rt->th, sizeof(*h) + len, min);
 		/* records that make no branch (conditionals not taken) are
