@@ -47,7 +47,7 @@ struct jent {
  * up to its next whole target, at most 64 KiB of its ring, 5 bytes a
  * branch) may make none.
  */
-#define DROP_MARGIN	((uint64_t)64 << 10) / 5 * sizeof(struct bt_rec_branch)
+#define DROP_MARGIN	(((uint64_t)64 << 10) / 5 * sizeof(struct bt_rec_branch))
 
 static size_t jent_size(size_t len)
 {
@@ -98,6 +98,7 @@ static struct jent *jent_room(struct bt_journal *j, size_t len)
 static void jent_drop(struct bt_thread *th, struct bt_journal *j, size_t size)
 {
 	uint64_t records = 0, bytes = 0;
+	size_t from = j->start;
 
 	while (j->start < j->len) {
 		struct jent *e = jent_at(j, j->start);
@@ -111,7 +112,7 @@ static void jent_drop(struct bt_thread *th, struct bt_journal *j, size_t size)
 			   e->type != BT_REC_TIME;
 		bytes += e->min;
 	}
-	if (!records && !bytes)
+	if (j->start == from)
 		return;
 	j->cut = 1;	/* what comes next follows nothing known */
 	if (th->fault_guard)	/* a fault's history: copied out first */

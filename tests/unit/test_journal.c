@@ -250,6 +250,15 @@ static void drop_overwritten(void **state)
 	assert_int_equal(replays, 3);
 	assert_int_equal(cuts, 1);
 	assert_int_equal(ring_read(&f->th, s, 8), 4);
+
+	/* one that makes nothing (a walk's reset) dropped: still a cut */
+	hold_min(&f->th, 0x900, 0, 0);
+	hold_min(&f->th, 0xa00, 0, big);
+	bt_thread_settle(&f->t, &f->th);
+	assert_int_equal(replays, 4);
+	assert_int_equal(cuts, 2);
+	assert_int_equal(ring_read(&f->th, s, 8), 1);
+	assert_int_equal(s[0].at, 0xa00);
 }
 
 int main(void)
