@@ -310,7 +310,7 @@ static int exit_at(struct bt_recorder *r, struct rthread *rt,
 				rc_sigs_syscall(r, regs);
 			}
 			leave_at(r, rt, regs, p[i].orig, p[i].pend);
-					if (p[i].mask & RM_RCX)
+			if (p[i].mask & RM_RCX)
 				rc_wp_syscall(r, rt->th, regs);
 			return BT_RECORDER_LEFT_STEP;
 		}
