@@ -146,7 +146,9 @@ struct bt_stats {
 	uint64_t displaced;	/* soft fast mode: instructions run from a
 				 * slot under an int3 of ours */
 	uint64_t ring_bytes;	/* soft record mode: bytes of the process's
-				 * rings decoded into branches */
+				 * rings taken into the histories (decoded
+				 * when read; what the ring would overwrite
+				 * first is dropped undecoded) */
 	uint64_t ring_read;	/* soft record mode: bytes of them read from
 				 * the process to decode them (only what was
 				 * written since the last time) */
