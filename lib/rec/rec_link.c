@@ -311,8 +311,14 @@ static void block_dies(struct bt_recorder *r, struct rb *b, struct rb **dead)
 	*dead = b;
 }
 
-/* Is a block of [@lo, @hi) known?  (blocks_in() without taking them.) */
-static int blocks_any(struct bt_recorder *r, uint64_t lo, uint64_t hi)
+/*
+ * Blocks that overlap [@lo, @hi), through the index by page, the range's
+ * pages or, if it has more pages than the index has nodes, all nodes:
+ * with @dead, each marked dead and listed there through hnext (returns
+ * 0); without, 1 at the first (0: none).
+ */
+static int blocks_in(struct bt_recorder *r, uint64_t lo, uint64_t hi,
+		     struct rb **dead)
 {
 	uint64_t first = lo >> 12, last = (hi - 1) >> 12, pg;
 	struct inode *e;
@@ -320,44 +326,25 @@ static int blocks_any(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 
 	if (last - first >= r->by_page.n) {
 		for (i = 0; i < r->by_page.nbucket; i++)
-			for (e = r->by_page.bucket[i]; e; e = e->next)
-				if (e->b->start < hi && e->b->next + 1 > lo)
+			for (e = r->by_page.bucket[i]; e; e = e->next) {
+				if (e->b->start >= hi || e->b->next + 1 <= lo)
+					continue;
+				if (!dead)
 					return 1;
+				block_dies(r, e->b, dead);
+			}
 		return 0;
 	}
 	for (pg = first; pg <= last; pg++)
-		for (e = *rc_index_head(&r->by_page, pg); e; e = e->next)
-			if (e->key == pg && e->b->start < hi &&
-			    e->b->next + 1 > lo)
+		for (e = *rc_index_head(&r->by_page, pg); e; e = e->next) {
+			if (e->key != pg || e->b->start >= hi ||
+			    e->b->next + 1 <= lo)
+				continue;
+			if (!dead)
 				return 1;
+			block_dies(r, e->b, dead);
+		}
 	return 0;
-}
-
-/*
- * Blocks that overlap [@lo, @hi), listed through hnext: through the index
- * by page, the range's pages or, if it has more pages than the index has
- * nodes, all nodes.
- */
-static struct rb *blocks_in(struct bt_recorder *r, uint64_t lo, uint64_t hi)
-{
-	uint64_t first = lo >> 12, last = (hi - 1) >> 12, pg;
-	struct rb *dead = NULL;
-	struct inode *e;
-	size_t i;
-
-	if (last - first >= r->by_page.n) {
-		for (i = 0; i < r->by_page.nbucket; i++)
-			for (e = r->by_page.bucket[i]; e; e = e->next)
-				if (e->b->start < hi && e->b->next + 1 > lo)
-					block_dies(r, e->b, &dead);
-		return dead;
-	}
-	for (pg = first; pg <= last; pg++)
-		for (e = *rc_index_head(&r->by_page, pg); e; e = e->next)
-			if (e->key == pg && e->b->start < hi &&
-			    e->b->next + 1 > lo)
-				block_dies(r, e->b, &dead);
-	return dead;
 }
 
 /*
@@ -379,12 +366,12 @@ void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 /* The same for code written (rec_wp.c): the mappings stay. */
 void rc_code_drop(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 {
-	struct rb *dead, *b, *next;
+	struct rb *dead = NULL, *b, *next;
 	size_t i;
 
-	if (blocks_any(r, lo, hi))
-		rc_settle_all(r);	/* records of code that goes: now */	/* records of code that goes: now */
-	dead = blocks_in(r, lo, hi);
+	if (blocks_in(r, lo, hi, NULL))
+		rc_settle_all(r);	/* records of code that goes: now */
+	blocks_in(r, lo, hi, &dead);
 	for (b = dead; b; b = b->hnext)
 		orig_gone(r, b->start);
 	for (b = dead; b; b = next) {
