@@ -15,7 +15,7 @@
 
 #define WALK_MAX	100000		/* blocks walked without a record */
 
-static size_t rec_len(uint8_t tag)
+size_t rec_len(uint8_t tag)
 {
 	if (tag >= (REC_TNT | 2))
 		return 1;
@@ -29,6 +29,7 @@ static size_t rec_len(uint8_t tag)
 	case REC_TIME_SYS:
 	case REC_TIME:
 	case REC_TIME_NS:
+	case REC_TIME_SYS_NS:
 		return REC_ADDR_LEN;
 	case REC_IND32:
 		return REC_IND32_LEN;
@@ -129,18 +130,20 @@ static void w_time(struct rec_walker *w, const struct rec_found *f)
 {
 	const struct rb *b = NULL;
 
-	if (f->tag == REC_TIME_SYS && w->pc)
+	if ((f->tag == REC_TIME_SYS || f->tag == REC_TIME_SYS_NS) && w->pc)
 		b = w_advance_sys(w, 0, 1);
 	if (b && b->term == RB_SYSCALL) {
 		w_insns(w, b->ninsn - 1);
 		if (w->ops->time)
-			w->ops->time(w->ctx, f->addr, 0);
+			w->ops->time(w->ctx, f->addr,
+				     f->tag == REC_TIME_SYS_NS);
 		w_insns(w, 1);
 		w->pc = b->next;
 		return;
 	}
 	if (w->ops->time)
-		w->ops->time(w->ctx, f->addr, f->tag == REC_TIME_NS || f->ns);
+		w->ops->time(w->ctx, f->addr, f->tag == REC_TIME_NS ||
+					      f->tag == REC_TIME_SYS_NS);
 }
 
 /* Apply conditionals' @outcomes (REC_TNT's coding); 0, or -1 (a gap). */
@@ -170,7 +173,7 @@ static int w_record(struct rec_walker *w, struct rec_found *f)
 	const struct rb *b;
 
 	if (f->tag == REC_TIME_SYS || f->tag == REC_TIME ||
-	    f->tag == REC_TIME_NS) {
+	    f->tag == REC_TIME_NS || f->tag == REC_TIME_SYS_NS) {
 		w_time(w, f);
 		return 0;
 	}
@@ -226,7 +229,6 @@ static int found_push(struct rec_found **f, size_t *n, size_t *cap,
 	}
 	g = &(*f)[(*n)++];
 	g->tag = tag;
-	g->ns = 0;
 	g->outcomes = RX_PEND_NONE;
 	if (tag >= REC_TNT) {
 		g->outcomes = tag & 0x7f;
@@ -237,41 +239,6 @@ static int found_push(struct rec_found **f, size_t *n, size_t *cap,
 	g->addr = 0;
 	if (len > 1)
 		memcpy(&g->addr, p + 1, len - 1);
-	return 0;
-}
-
-/* The records collected so far, and where collecting stands. */
-struct collect {
-	struct rec_found *f;
-	size_t n, cap;
-	uint64_t total;		/* bytes written up to the oldest collected */
-};
-
-/*
- * Collect the records of one pass, from @a up to @limit, newest first:
- * @start bytes were written before the pass.  Stops at the first byte
- * already drained, a 0 tag (never written) or a record cut by @limit.
- */
-static int collect_pass(const struct rec_ring_view *v, uint64_t drained,
-			struct collect *c, uint64_t start, uint64_t a,
-			uint64_t limit)
-{
-	while (a < limit) {
-		const uint8_t *p = v->bytes + (a - v->base);
-		size_t len;
-
-		if (start + (v->top - a) <= drained) {
-			c->total = drained;	/* reached: not read */
-			break;
-		}
-		len = rec_len(p[0]);
-		if (!len || a + len > limit)
-			break;
-		if (found_push(&c->f, &c->n, &c->cap, p, len) < 0)
-			return -bte_nomem;
-		c->total = start + (v->top - a) - len;
-		a += len;
-	}
 	return 0;
 }
 
@@ -306,54 +273,96 @@ int rec_drain_spans(const struct rec_ring_view *v, uint64_t drained,
 	return n;
 }
 
-/*
- * Collect the records written since @drained, oldest first, into c->f
- * (grown as needed, kept by the walker): this pass's from head up, then the pass before's from
- * where it ended.  Returns 1 if the oldest ones were overwritten, 0, or
- * -bte_nomem.
- */
-static int collect(const struct rec_ring_view *v, uint64_t drained,
-		   struct collect *c)
+/* Branches the record tagged @tag makes at least: its target, and its
+ * conditionals' outcomes taken. */
+static unsigned tag_branches(uint8_t tag)
 {
-	size_t i;
-	int ret;
+	unsigned out, n = 0, i;
 
-	c->total = v->pass_start + (v->top - v->head);
-	ret = 0;
-	if (c->total > drained)
-		ret = collect_pass(v, drained, c, v->pass_start, v->head,
-				   v->top);
-	if (!ret && c->total > drained && v->prev_low)
-		ret = collect_pass(v, drained, c, v->prev_start, v->prev_low,
-				   v->head);
-	if (ret < 0)
-		return ret;
-	for (i = 0; i < c->n / 2; i++) {	/* newest first: turn around */
-		struct rec_found tmp = c->f[i];
-
-		c->f[i] = c->f[c->n - 1 - i];
-		c->f[c->n - 1 - i] = tmp;
-	}
-	return c->total > drained;
+	if (tag >= REC_TNT)
+		out = tag & 0x7f;
+	else if ((tag & 0xe0) == REC_IND_O || (tag & 0xe0) == REC_IND32_O)
+		out = tag & 0x1f, n = 1;
+	else
+		return tag == REC_IND || tag == REC_IND32;
+	for (i = 0; i < rx_pend_count(out); i++)
+		n += out >> i & 1;
+	return n;
 }
 
-int rec_drain_collect(const struct rec_ring_view *v, uint64_t *drained,
-		      struct rec_walker *w, size_t *n)
+/*
+ * The records of one pass, from @a up to @limit, newest first (@start
+ * bytes were written before the pass), copied to @t's end as they lie and
+ * counted.  Stops at the first byte already drained, a 0 tag (never
+ * written) or a record cut by @limit.
+ */
+static void take_pass(const struct rec_ring_view *v, uint64_t drained,
+		      struct rec_take *t, uint64_t start, uint64_t a,
+		      uint64_t limit)
 {
-	struct collect c = { w->found, 0, w->found_cap, 0 };
+	uint64_t from = a;
+
+	while (a < limit) {
+		const uint8_t *p = v->bytes + (a - v->base);
+		size_t len;
+
+		if (start + (v->top - a) <= drained) {
+			t->total = drained;	/* reached: not read */
+			break;
+		}
+		len = rec_len(p[0]);
+		if (!len || a + len > limit)
+			break;
+		t->n++;
+		t->branches += tag_branches(p[0]);
+		t->total = start + (v->top - a) - len;
+		a += len;
+	}
+	memcpy(t->out + t->len, v->bytes + (from - v->base), a - from);
+	t->len += a - from;
+}
+
+int rec_drain_take(const struct rec_ring_view *v, uint64_t *drained,
+		   struct rec_take *t)
+{
 	int lost;
 
-	*n = 0;
+	t->len = t->n = 0;
+	t->branches = 0;
 	if (v->head < v->base || v->head > v->top)
 		return -bte_corrupt;
-	lost = collect(v, *drained, &c);
-	w->found = c.f;
-	w->found_cap = c.cap;
-	if (lost < 0)
-		return lost;
-	*n = c.n;
+	t->total = v->pass_start + (v->top - v->head);
+	if (t->total > *drained)
+		take_pass(v, *drained, t, v->pass_start, v->head, v->top);
+	if (t->total > *drained && v->prev_low)
+		take_pass(v, *drained, t, v->prev_start, v->prev_low, v->head);
+	lost = t->total > *drained;
 	*drained = v->pass_start + (v->top - v->head);
 	return lost;
+}
+
+int rec_drain_found(const uint8_t *raw, size_t len, struct rec_walker *w,
+		    size_t *n)
+{
+	size_t off = 0, rlen, i;
+
+	*n = 0;
+	while (off < len) {
+		rlen = rec_len(raw[off]);
+		if (!rlen || off + rlen > len)
+			break;
+		if (found_push(&w->found, n, &w->found_cap, raw + off,
+			       rlen) < 0)
+			return -bte_nomem;
+		off += rlen;
+	}
+	for (i = 0; i < *n / 2; i++) {		/* newest first: turn around */
+		struct rec_found tmp = w->found[i];
+
+		w->found[i] = w->found[*n - 1 - i];
+		w->found[*n - 1 - i] = tmp;
+	}
+	return 0;
 }
 
 void rec_drain_walk(struct rec_walker *w, struct rec_found *f, size_t n,
@@ -379,12 +388,22 @@ void rec_drain_walk(struct rec_walker *w, struct rec_found *f, size_t n,
 int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
 	      struct rec_walker *w, uint64_t stop)
 {
-	size_t n;
-	int lost = rec_drain_collect(v, drained, w, &n);
+	struct rec_take t = { NULL, 0, 0, 0, 0 };
+	uint64_t lo[2], hi[2];
+	size_t room = 0, n;
+	int i, lost;
 
-	if (lost < 0)
-		return lost;
-	rec_drain_walk(w, w->found, n, lost, stop);
+	for (i = 0; i < rec_drain_spans(v, *drained, lo, hi); i++)
+		room += hi[i] - lo[i];
+	t.out = malloc(room ? room : 1);
+	if (!t.out)
+		return -bte_nomem;
+	lost = rec_drain_take(v, drained, &t);
+	if (lost >= 0 && rec_drain_found(t.out, t.len, w, &n) < 0)
+		lost = -bte_nomem;
+	if (lost >= 0)
+		rec_drain_walk(w, w->found, n, lost, stop);
+	free(t.out);
 	return lost;
 }
 

@@ -48,12 +48,14 @@ struct rec_drain_ops {
 	void (*time)(void *ctx, uint64_t t, int ns);
 };
 
+/* The bytes of the record tagged @tag (rec_ring.h); 0: no record. */
+size_t rec_len(uint8_t tag);
+
 /* A record found in the ring, oldest first once collected. */
 struct rec_found {
 	uint64_t addr;		/* REC_IND, REC_SYNC, a time */
 	uint8_t tag;
 	uint8_t outcomes;	/* of conditionals before it, REC_TNT's coding */
-	uint8_t ns;		/* a time record's addr is in ns already */
 };
 
 /* Where decoding stands; kept from one drain to the next. */
@@ -93,17 +95,34 @@ int rec_drain_spans(const struct rec_ring_view *v, uint64_t drained,
 int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
 	      struct rec_walker *w, uint64_t stop);
 
-/*
- * rec_drain() in two halves, for a drain whose walk comes later (the
- * recorder holds the records in the thread's history until it is read):
- * collect the records of @v written after *@drained into w->found, oldest
- * first, *@n of them (*@drained moved on; returns 1 if records were lost,
- * 0, or < 0 as rec_drain()); then walk @n records at @f from where @w
- * stands (an overflow gap first if @lost) on to @stop.
- */
-int rec_drain_collect(const struct rec_ring_view *v, uint64_t *drained,
-		      struct rec_walker *w, size_t *n);
+/* Walk @n records at @f (oldest first) from where @w stands (an overflow
+ * gap first if @lost) on to @stop: rec_drain()'s walk. */
 void rec_drain_walk(struct rec_walker *w, struct rec_found *f, size_t n,
 		    int lost, uint64_t stop);
+
+/*
+ * rec_drain() in parts, for a drain whose walk comes later (the recorder
+ * holds the records in the thread's history until it is read): take the
+ * records of @v written after *@drained as they lie in the ring (newest
+ * first, their bytes copied to t->out, which has room for the spans of
+ * rec_drain_spans()): t->len bytes, t->n records, making t->branches
+ * branches at least (targets, outcomes taken); *@drained moves on.
+ * Returns 1 if records were lost, 0, or -bte_corrupt.  Then
+ * rec_drain_found() turns the bytes into records, oldest first, and
+ * rec_drain_walk() walks them.
+ */
+struct rec_take {
+	uint8_t *out;
+	size_t len, n;
+	uint64_t branches;
+	uint64_t total;		/* bytes written up to the oldest taken */
+};
+
+int rec_drain_take(const struct rec_ring_view *v, uint64_t *drained,
+		   struct rec_take *t);
+/* @len bytes of records at @raw, newest first, into w->found (grown),
+ * oldest first, *@n of them: 0 or -bte_nomem. */
+int rec_drain_found(const uint8_t *raw, size_t len, struct rec_walker *w,
+		    size_t *n);
 
 #endif /* BTRACE_REC_DRAIN_H */

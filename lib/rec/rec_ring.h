@@ -57,6 +57,8 @@
 #define REC_TIME_SYS	0x20	/* the TSC before the next syscall */
 #define REC_TIME	0x21	/* the TSC here */
 #define REC_TIME_NS	0x22	/* CLOCK_MONOTONIC here (the tracer's) */
+/* REC_TIME_SYS in ns: only in a record the tracer holds (rec_slot.c) */
+#define REC_TIME_SYS_NS	0x23
 #define REC_ADDR_LEN	9	/* tag + 8-byte address */
 #define REC_IND32_LEN	5	/* tag + the low 4 bytes */
 

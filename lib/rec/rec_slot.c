@@ -204,77 +204,6 @@ static uint32_t replay_part(struct bt_recorder *r, struct bt_thread *th,
 	return c.acc;
 }
 
-/*
- * A held part's records, as compact as the ring's: the tag, its outcomes
- * (a time: whether it is in ns), then the address: 8 bytes for REC_IND,
- * REC_SYNC and the times, 4 for REC_IND32, none for REC_TNT.
- */
-static size_t held_addr_len(uint8_t tag)
-{
-	return tag == REC_IND32 ? 4 : tag >= REC_TNT ? 0 : 8;
-}
-
-/* Branches @f's record makes at least: its target's, its outcomes taken. */
-static unsigned held_branches(const struct rec_found *f)
-{
-	unsigned n = f->tag == REC_IND || f->tag == REC_IND32, i;
-
-	if (f->tag != REC_IND && f->tag != REC_IND32 && f->tag < REC_TNT)
-		return 0;
-	for (i = 0; i < rx_pend_count(f->outcomes); i++)
-		n += f->outcomes >> i & 1;
-	return n;
-}
-
-/* Pack @n records of @f at @out; *@min: the bytes of ring records they
- * make at least. */
-static size_t held_pack(const struct rec_found *f, size_t n, uint8_t *out,
-			uint64_t *min)
-{
-	uint8_t *p = out;
-	size_t i, len;
-	uint64_t branches = 0;
-
-	for (i = 0; i < n; i++) {
-		branches += held_branches(&f[i]);
-		*p++ = f[i].tag;
-		*p++ = f[i].ns ? 1 : f[i].outcomes;
-		len = held_addr_len(f[i].tag);
-		memcpy(p, &f[i].addr, len);
-		p += len;
-	}
-	*min = branches * sizeof(struct bt_rec_branch);
-	return (size_t)(p - out);
-}
-
-static size_t held_unpack(const uint8_t *p, size_t len, struct rec_found *f,
-			  size_t max)
-{
-	const uint8_t *end = p + len;
-	size_t n = 0, alen;
-
-	while (n < max && end - p >= 2) {
-		struct rec_found *g = &f[n];
-
-		g->tag = p[0];
-		g->ns = 0;
-		g->outcomes = p[1];
-		if (g->tag == REC_TIME || g->tag == REC_TIME_SYS ||
-		    g->tag == REC_TIME_NS) {
-			g->ns = p[1];
-			g->outcomes = RX_PEND_NONE;
-		}
-		alen = held_addr_len(g->tag);
-		if ((size_t)(end - p) < 2 + alen)
-			break;
-		g->addr = 0;
-		memcpy(&g->addr, p + 2, alen);
-		p += 2 + alen;
-		n++;
-	}
-	return n;
-}
-
 uint32_t bt_recorder_replay(struct bt_recorder *r, struct bt_thread *th,
 			    void *data, size_t len, uint32_t acc, int cut)
 {
@@ -285,71 +214,100 @@ uint32_t bt_recorder_replay(struct bt_recorder *r, struct bt_thread *th,
 	if (len < sizeof(h))
 		return acc;
 	memcpy(&h, data, sizeof(h));
-	len -= sizeof(h);
-	if (s && h.n > s->found_cap) {
-		struct rec_found *g = realloc(s->found, h.n * sizeof(*g));
-
-		if (!g) {
-			bt_thread_gap(th, 0, 0, BT_GAP_DECODE);
-			return 0;
-		}
-		s->found = g;
-		s->found_cap = h.n;
+	if (s && rec_drain_found((uint8_t *)data + sizeof(h),
+				 len - sizeof(h), s, &n) < 0) {
+		bt_thread_gap(th, 0, 0, BT_GAP_DECODE);
+		return 0;
 	}
-	if (s && h.n)
-		n = held_unpack((uint8_t *)data + sizeof(h), len, s->found,
-				h.n);
 	return replay_part(r, th, &h, s ? s->found : NULL, n, acc, cut);
 }
 
-/* Hold @n records at @f behind what @rt's history holds. */
-static void hold(struct bt_recorder *r, struct rthread *rt,
-		 const struct rc_held *h, struct rec_found *f, size_t n)
+/*
+ * The time records of @n records at @raw (newest first) in ns of the
+ * clock as it is now (it is refined as the run goes on); the newest's
+ * into *@newest.
+ */
+static void held_times(struct bt_recorder *r, uint8_t *raw, size_t len,
+		       uint64_t *newest)
+{
+	size_t off = 0;
+	uint64_t v;
+
+	while (off < len) {
+		uint8_t tag = raw[off];
+		size_t rlen = rec_len(tag);
+
+		if (!rlen || off + rlen > len)
+			break;
+		if (tag == REC_TIME || tag == REC_TIME_SYS ||
+		    tag == REC_TIME_NS) {
+			memcpy(&v, raw + off + 1, 8);
+			if (tag != REC_TIME_NS) {
+				v = rc_clock_ns(&r->clock, v);
+				memcpy(raw + off + 1, &v, 8);
+				raw[off] = tag == REC_TIME ? REC_TIME_NS :
+							     REC_TIME_SYS_NS;
+			}
+			if (!*newest)
+				*newest = v;
+		}
+		off += rlen;
+	}
+}
+
+/* The held part @h (at @p, its records after it) put behind what @rt's
+ * history holds; settled past four rings' worth held. */
+static void hold_put(struct bt_recorder *r, struct rthread *rt,
+		     struct rc_held *h, uint8_t *p, size_t len,
+		     uint64_t branches)
 {
 	struct bt_target *t = r->t;
-	uint8_t *p = bt_thread_hold_room(rt->th, sizeof(*h) + 10 * n);
-	uint64_t min;
-	uint32_t acc;
-	size_t len;
+
+	memcpy(p, h, sizeof(*h));
+	bt_thread_hold(rt->th, sizeof(*h) + len,
+		       branches * sizeof(struct bt_rec_branch));
+	/* records that make no branch (conditionals not taken) are never
+	 * dropped: past what a ring's worth would be, now */
+	if (bt_thread_held(rt->th) > 4 * t->opts.buffer_size + (1u << 20))
+		bt_thread_settle(t, rt->th);
+}
+
+/* An empty part @h: a reset of the walk where it stands. */
+static void hold(struct bt_recorder *r, struct rthread *rt,
+		 struct rc_held *h)
+{
+	uint8_t *p = bt_thread_hold_room(rt->th, sizeof(*h));
 
 	if (p) {
-		memcpy(p, h, sizeof(*h));
-		((struct rc_held *)p)->n = (uint32_t)n;
-		len = held_pack(f, n, p + sizeof(*h), &min);
-		bt_thread_hold(rt->th, sizeof(*h) + len, min);
-		/* records that make no branch (conditionals not taken) are
-		 * never dropped: past what a ring's worth would be, now */
-		if (bt_thread_held(rt->th) > 4 * t->opts.buffer_size + (1u << 20))
-			bt_thread_settle(t, rt->th);
+		hold_put(r, rt, h, p, 0, 0);
 		return;
 	}
-	/* no memory to hold it: walked now, after what is held */
-	bt_thread_settle(t, rt->th);
-	acc = replay_part(r, rt->th, h, f, n, 0, 0);
-	if (acc && r->host.acc_give)
-		r->host.acc_give(t, rt->th, acc);
+	bt_thread_settle(r->t, rt->th);	/* no memory: as it stands */
+	rt->wpc = 0;
+	if (h->reset > 1)
+		rt->whi = ~0ull;
 }
 
 /*
  * Take what @rt's ring holds since the last drain into the thread's
- * history (rec_drain.h), to be walked on to @stop (the thread's original
- * pc; 0: unknown) when the history is read; with @reset, where the walk
- * stands is unknown after it (the thread leaves the translation).
+ * history as it lies there (rec_drain_take()), to be walked on to @stop
+ * (the thread's original pc; 0: unknown) when the history is read; with
+ * @reset, where the walk stands is unknown after it (the thread leaves
+ * the translation).
  */
 void rc_drain_as(struct bt_recorder *r, struct rthread *rt, uint64_t stop,
 		 int reset)
 {
-	struct rec_walker w = { NULL, NULL, 0, 0, r->drain_w.found,
-				r->drain_w.found_cap };
 	struct rec_ring_view v = {
 		.bytes = r->ringbuf, .base = rt->base, .top = rt->top,
 		.pass_start = rt->pass_start, .prev_start = rt->prev_start,
 		.prev_low = rt->prev_low,
 	};
 	struct rc_held h = { .stop = stop, .reset = (uint8_t)reset };
+	struct rec_take take = { NULL, 0, 0, 0, 0 };
 	uint64_t lo[2], hi[2], drained = rt->drained, newest = 0;
-	size_t i, n = 0;
-	int k, nspan, lost = -1;
+	size_t room = 0;
+	int k, nspan = 0, lost = -1;
 
 	if (rc_head_read(r, rt, &v.head) == 0 && v.head >= rt->base &&
 	    v.head <= rt->top) {
@@ -359,13 +317,20 @@ void rc_drain_as(struct bt_recorder *r, struct rthread *rt, uint64_t stop,
 					hi[k] - lo[k]) < 0)
 				break;
 			r->t->stats.ring_read += hi[k] - lo[k];
+			room += hi[k] - lo[k];
 		}
-		if (k == nspan)
-			lost = rec_drain_collect(&v, &drained, &w, &n);
-		r->drain_w.found = w.found;
-		r->drain_w.found_cap = w.found_cap;
+		if (k == nspan) {
+			take.out = bt_thread_hold_room(rt->th,
+						       sizeof(h) + room);
+			if (take.out) {
+				take.out += sizeof(h);
+				lost = rec_drain_take(&v, &drained, &take);
+			}
+		}
 	}
 	if (lost < 0) {		/* nothing taken: the walk as it stands */
+		if (nspan && !take.out)	/* no memory: say so */
+			r->host.gap(r->t, rt->th, 0, BT_GAP_OVERFLOW);
 		if (reset)
 			rc_walk_reset(r, rt, reset);
 		return;
@@ -374,20 +339,11 @@ void rc_drain_as(struct bt_recorder *r, struct rthread *rt, uint64_t stop,
 		r->t->stats.ring_bytes += drained - rt->drained;
 	rt->drained = drained;
 	h.lost = (uint8_t)lost;
-	for (i = 0; i < n; i++) {	/* times by the clock of now */
-		struct rec_found *f = &w.found[i];
-
-		if (f->tag == REC_TIME || f->tag == REC_TIME_SYS) {
-			f->addr = rc_clock_ns(&r->clock, f->addr);
-			f->ns = 1;
-		}
-		if (f->tag == REC_TIME || f->tag == REC_TIME_SYS ||
-		    f->tag == REC_TIME_NS)
-			newest = f->addr;
-	}
+	h.n = (uint32_t)take.n;
+	held_times(r, take.out, take.len, &newest);
 	if (r->host.acc_take)
 		h.acc = r->host.acc_take(r->t, rt->th);
-	hold(r, rt, &h, w.found, n);
+	hold_put(r, rt, &h, take.out - sizeof(h), take.len, take.branches);
 	if (newest && r->host.time)
 		bt_thread_time_seen(rt->th, newest);
 }
@@ -404,7 +360,7 @@ void rc_walk_reset(struct bt_recorder *r, struct rthread *rt, int how)
 	struct rc_held h = { .reset = (uint8_t)how };
 
 	if (bt_thread_held(rt->th))
-		hold(r, rt, &h, NULL, 0);
+		hold(r, rt, &h);
 	else {
 		rt->wpc = 0;
 		if (how > 1)
