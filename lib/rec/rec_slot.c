@@ -322,15 +322,13 @@ void rc_drain_as(struct bt_recorder *r, struct rthread *rt, uint64_t stop,
 		if (k == nspan) {
 			take.out = bt_thread_hold_room(rt->th,
 						       sizeof(h) + room);
-			if (take.out) {
+			if (take.out) {	/* else taken next time */
 				take.out += sizeof(h);
 				lost = rec_drain_take(&v, &drained, &take);
 			}
 		}
 	}
 	if (lost < 0) {		/* nothing taken: the walk as it stands */
-		if (nspan && !take.out)	/* no memory: say so */
-			r->host.gap(r->t, rt->th, 0, BT_GAP_OVERFLOW);
 		if (reset)
 			rc_walk_reset(r, rt, reset);
 		return;
