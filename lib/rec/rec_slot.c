@@ -223,9 +223,9 @@ uint32_t bt_recorder_replay(struct bt_recorder *r, struct bt_thread *th,
 }
 
 /*
- * The time records of @n records at @raw (newest first) in ns of the
- * clock as it is now (it is refined as the run goes on); the newest's
- * into *@newest.
+ * The time records among the @len bytes of records at @raw (newest
+ * first) in ns of the clock as it is now (it is refined as the run goes
+ * on); the newest's value into *@newest.
  */
 static void held_times(struct bt_recorder *r, uint8_t *raw, size_t len,
 		       uint64_t *newest)
