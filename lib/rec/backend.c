@@ -140,17 +140,6 @@ static void host_maps_changed(struct bt_target *t)
 	}
 }
 
-static void host_insns(struct bt_target *t, struct bt_thread *th, uint32_t n)
-{
-	bt_fast_history_insns(t, th, n);
-}
-
-static void host_branch(struct bt_target *t, struct bt_thread *th,
-			uint64_t from, uint64_t to, int kind)
-{
-	bt_fast_history_branch(t, th, from, to, kind, 0);
-}
-
 static void host_gap(struct bt_target *t, struct bt_thread *th, uint64_t to,
 		     int reason)
 {
@@ -162,10 +151,7 @@ static const struct bt_recorder_host host = {
 	.stop_at = host_stop_at,
 	.stops_version = host_stops_version,
 	.read = host_read,
-	.insns = host_insns,
-	.branch = host_branch,
 	.gap = host_gap,
-	.time = bt_fast_history_time,
 	.maps_changed = host_maps_changed,
 	.untraced = rec_native_untraced,
 	.native_on = rec_native_on,

@@ -213,6 +213,23 @@ static int w_record(struct rec_walker *w, struct rec_found *f)
 	return 0;
 }
 
+/*
+ * What record tag @tag stands for: REC_IND or REC_IND32 for their
+ * variants with outcomes, else itself; *@outcomes the conditionals'
+ * outcomes it holds (REC_TNT's coding), RX_PEND_NONE if none.
+ */
+static uint8_t tag_split(uint8_t tag, uint8_t *outcomes)
+{
+	*outcomes = RX_PEND_NONE;
+	if (tag >= REC_TNT) {
+		*outcomes = tag & 0x7f;
+	} else if ((tag & 0xe0) == REC_IND_O || (tag & 0xe0) == REC_IND32_O) {
+		*outcomes = tag & 0x1f;
+		return (tag & 0xe0) == REC_IND_O ? REC_IND : REC_IND32;
+	}
+	return tag;
+}
+
 /* Append the record of @len bytes at @p (its tag first) to *@f. */
 static int found_push(struct rec_found **f, size_t *n, size_t *cap,
 		      const uint8_t *p, size_t len)
@@ -228,14 +245,7 @@ static int found_push(struct rec_found **f, size_t *n, size_t *cap,
 		*f = g;
 	}
 	g = &(*f)[(*n)++];
-	g->tag = tag;
-	g->outcomes = RX_PEND_NONE;
-	if (tag >= REC_TNT) {
-		g->outcomes = tag & 0x7f;
-	} else if ((tag & 0xe0) == REC_IND_O || (tag & 0xe0) == REC_IND32_O) {
-		g->outcomes = tag & 0x1f;
-		g->tag = (tag & 0xe0) == REC_IND_O ? REC_IND : REC_IND32;
-	}
+	g->tag = tag_split(tag, &g->outcomes);
 	g->addr = 0;
 	if (len > 1)
 		memcpy(&g->addr, p + 1, len - 1);
@@ -277,14 +287,9 @@ int rec_drain_spans(const struct rec_ring_view *v, uint64_t drained,
  * conditionals' outcomes taken. */
 static unsigned tag_branches(uint8_t tag)
 {
-	unsigned out, n = 0, i;
+	uint8_t out, kind = tag_split(tag, &out);
+	unsigned n = kind == REC_IND || kind == REC_IND32, i;
 
-	if (tag >= REC_TNT)
-		out = tag & 0x7f;
-	else if ((tag & 0xe0) == REC_IND_O || (tag & 0xe0) == REC_IND32_O)
-		out = tag & 0x1f, n = 1;
-	else
-		return tag == REC_IND || tag == REC_IND32;
 	for (i = 0; i < rx_pend_count(out); i++)
 		n += out >> i & 1;
 	return n;
@@ -313,7 +318,6 @@ static void take_pass(const struct rec_ring_view *v, uint64_t drained,
 		len = rec_len(p[0]);
 		if (!len || a + len > limit)
 			break;
-		t->n++;
 		t->branches += tag_branches(p[0]);
 		t->total = start + (v->top - a) - len;
 		a += len;
@@ -327,7 +331,7 @@ int rec_drain_take(const struct rec_ring_view *v, uint64_t *drained,
 {
 	int lost;
 
-	t->len = t->n = 0;
+	t->len = 0;
 	t->branches = 0;
 	if (v->head < v->base || v->head > v->top)
 		return -bte_corrupt;
@@ -388,7 +392,7 @@ void rec_drain_walk(struct rec_walker *w, struct rec_found *f, size_t n,
 int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
 	      struct rec_walker *w, uint64_t stop)
 {
-	struct rec_take t = { NULL, 0, 0, 0, 0 };
+	struct rec_take t = { NULL, 0, 0, 0 };
 	uint64_t lo[2], hi[2];
 	size_t room = 0, n;
 	int i, lost;

@@ -105,7 +105,7 @@ void rec_drain_walk(struct rec_walker *w, struct rec_found *f, size_t n,
  * holds the records in the thread's history until it is read): take the
  * records of @v written after *@drained as they lie in the ring (newest
  * first, their bytes copied to t->out, which has room for the spans of
- * rec_drain_spans()): t->len bytes, t->n records, making t->branches
+ * rec_drain_spans()): t->len bytes of records, making t->branches
  * branches at least (targets, outcomes taken); *@drained moves on.
  * Returns 1 if records were lost, 0, or -bte_corrupt.  Then
  * rec_drain_found() turns the bytes into records, oldest first, and
@@ -113,7 +113,7 @@ void rec_drain_walk(struct rec_walker *w, struct rec_found *f, size_t n,
  */
 struct rec_take {
 	uint8_t *out;
-	size_t len, n;
+	size_t len;
 	uint64_t branches;
 	uint64_t total;		/* bytes written up to the oldest taken */
 };

@@ -122,10 +122,9 @@ int rc_ring_sync(struct bt_recorder *r, struct rthread *rt, uint64_t pc)
 struct rc_held {
 	uint64_t stop;		/* walk on to here after them (0: no) */
 	uint32_t acc;		/* instructions the host counted before them */
-	uint32_t n;		/* records */
 	uint8_t lost;		/* records were overwritten before them */
 	uint8_t reset;		/* where the walk stands is unknown after */
-	uint8_t pad[6];
+	uint8_t pad[2];
 };
 
 struct replay_ctx {
@@ -304,7 +303,7 @@ void rc_drain_as(struct bt_recorder *r, struct rthread *rt, uint64_t stop,
 		.prev_low = rt->prev_low,
 	};
 	struct rc_held h = { .stop = stop, .reset = (uint8_t)reset };
-	struct rec_take take = { NULL, 0, 0, 0, 0 };
+	struct rec_take take = { NULL, 0, 0, 0 };
 	uint64_t lo[2], hi[2], drained = rt->drained, newest = 0;
 	size_t room = 0;
 	int k, nspan = 0, lost = -1;
@@ -337,12 +336,11 @@ void rc_drain_as(struct bt_recorder *r, struct rthread *rt, uint64_t stop,
 		r->t->stats.ring_bytes += drained - rt->drained;
 	rt->drained = drained;
 	h.lost = (uint8_t)lost;
-	h.n = (uint32_t)take.n;
 	held_times(r, take.out, take.len, &newest);
 	if (r->host.acc_take)
 		h.acc = r->host.acc_take(r->t, rt->th);
 	hold_put(r, rt, &h, take.out - sizeof(h), take.len, take.branches);
-	if (newest && r->host.time)
+	if (newest)
 		bt_thread_time_seen(rt->th, newest);
 }
 

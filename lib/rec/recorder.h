@@ -68,16 +68,11 @@ struct bt_recorder_host {
 	uint64_t (*stops_version)(struct bt_target *t);
 	/* The original code, btrace's int3s hidden; 0 or < 0. */
 	int (*read)(void *t, uint64_t addr, void *buf, size_t len);
-	/* What the ring says, oldest first: @n more instructions ran ... */
-	void (*insns)(struct bt_target *t, struct bt_thread *th, uint32_t n);
-	/* ... a branch was taken ... */
-	void (*branch)(struct bt_target *t, struct bt_thread *th,
-		       uint64_t from, uint64_t to, int kind);
-	/* ... or the history is not continuous before @to ... */
+	/* @th's history is not continuous before @to (its ring started
+	 * over); what the ring held is walked into the history itself
+	 * (bt_recorder_replay) */
 	void (*gap)(struct bt_target *t, struct bt_thread *th, uint64_t to,
 		    int reason);
-	/* ... or it was @ns of CLOCK_MONOTONIC there (NULL: not wanted). */
-	void (*time)(struct bt_target *t, struct bt_thread *th, uint64_t ns);
 	/* The process's mappings of code may have changed. */
 	void (*maps_changed)(struct bt_target *t);
 	/* May a translation leave natively to @addr (untraced code)? */

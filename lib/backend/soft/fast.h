@@ -11,9 +11,11 @@
  * Such a backend runs a thread its own way where the fast mode would run
  * it along a chain of int3s, and lets the fast mode step whatever it does
  * not run (signals and their handlers, sigreturn, clone, fork, exec, code
- * that may change, untraced code).  The history of a thread is one:
- * branches it appends go through bt_fast_history_*(), in order with those
- * the fast mode appends itself.
+ * that may change, untraced code).  The history of a thread is one: what
+ * the backend holds of it goes in order with what the fast mode appends
+ * (bt_thread_hold(), bt_thread_settle()), the instructions the fast mode
+ * counted since a branch passed on through bt_fast_history_take() and
+ * bt_fast_history_carry().
  */
 
 #include <stddef.h>
@@ -50,24 +52,15 @@ int bt_fast_code_traced(struct bt_target *t, uint64_t addr);
 /* The process's mappings of code may have changed. */
 void bt_fast_maps_changed(struct bt_target *t);
 
-/* @th's history: @n more instructions ran since its last branch ... */
-void bt_fast_history_insns(struct bt_target *t, struct bt_thread *th,
-			   uint32_t n);
 /* The instructions counted since @th's last branch, taken (they go with
  * a part of its history held back: bt_thread_hold), and given back
  * (counted already) after the last branch of such a part. */
 uint32_t bt_fast_history_take(struct bt_target *t, struct bt_thread *th);
 void bt_fast_history_carry(struct bt_target *t, struct bt_thread *th,
 			   uint32_t n);
-/* ... a branch was taken (BT_BR_*, BT_BRF_*) ... */
-void bt_fast_history_branch(struct bt_target *t, struct bt_thread *th,
-			    uint64_t from, uint64_t to, int kind, int flags);
-/* ... or the history is not continuous from @from to @to (BT_GAP_*) ... */
+/* @th's history is not continuous from @from to @to (BT_GAP_*). */
 void bt_fast_history_gap(struct bt_target *t, struct bt_thread *th,
 			 uint64_t from, uint64_t to, int reason);
-/* ... or it was @ns (CLOCK_MONOTONIC) there. */
-void bt_fast_history_time(struct bt_target *t, struct bt_thread *th,
-			  uint64_t ns);
 
 /*
  * The first half of resuming stopped @th (bt_backend_soft_fast.resume is

@@ -43,12 +43,6 @@ void fast_gap_append(struct bt_target *t, struct bt_thread *th,
 	ft->acc = 0;
 }
 
-void bt_fast_history_insns(struct bt_target *t, struct bt_thread *th,
-			   uint32_t n)
-{
-	fast_acc_add(t, th, n);
-}
-
 uint32_t bt_fast_history_take(struct bt_target *t, struct bt_thread *th)
 {
 	struct fast_thread *ft = th->bk;
@@ -70,25 +64,10 @@ void bt_fast_history_carry(struct bt_target *t, struct bt_thread *th,
 		ft->acc += n;
 }
 
-void bt_fast_history_branch(struct bt_target *t, struct bt_thread *th,
-			    uint64_t from, uint64_t to, int kind, int flags)
-{
-	fast_branch_append(t, th, from, to, kind, flags);
-}
-
 void bt_fast_history_gap(struct bt_target *t, struct bt_thread *th,
 			 uint64_t from, uint64_t to, int reason)
 {
 	fast_gap_append(t, th, from, to, reason);
-}
-
-void bt_fast_history_time(struct bt_target *t, struct bt_thread *th,
-			  uint64_t ns)
-{
-	struct fast_thread *ft = th->bk;
-
-	(void)t;
-	bt_thread_time(th, ns, ft->acc, BT_TIMEF_SYSCALL);
 }
 
 /* Instructions of @l executed before @pc. */
