@@ -24,7 +24,8 @@
  *     untraced after warm-up, as in 2 (goal <= 1.2x), and whole runs of
  *     libc_heavy_dyn 400 x 4 MiB, fast and record.
  *  7. code generated at run time: node -e with a 20-million-iteration
- *     loop, record / untraced (goal <= 10x) and stops per taken branch
+ *     loop, record / untraced (goal <= 10x; its first run, and a second
+ *     with the code cache the first kept) and stops per taken branch
  *     (goal <= 0.02); grep -cP on 20k lines (PCRE2's JIT), stops per
  *     taken branch (goal <= 0.02).
  *  8. timestamps: record with its time records / without
@@ -45,6 +46,8 @@
 #include "btrace/btrace.h"
 
 static int follow;	/* --follow-fork for the runs of traced() */
+/* --code-cache for them: none, but where a part measures a warm one */
+static const char *code_cache = "";
 /* --only for traced() (part 6), NULL: none. */
 static const char *const *only_globs;
 
@@ -98,6 +101,7 @@ static int traced(char **argv, int mode, size_t ring, struct result *r)
 	o.buffer_size = ring;
 	o.follow_fork = follow;
 	o.only = only_globs;
+	o.code_cache = code_cache;
 	fd = open("/dev/null", O_WRONLY);
 	dup2(fd, 1);		/* the program's output */
 	ret = bt_target_launch(&t, &o, argv);
@@ -390,10 +394,11 @@ static int bench_jit(void)
 		NULL };
 	char *grep[] = { "grep", "-cP", "^(\\d*7)\\s+fo+", "/tmp/btrace-bench-jit.txt",
 			 NULL };
-	struct result r, g;
+	char dir[] = "/tmp/btrace-bench-code.XXXXXX", cmd[64];
+	struct result r, w, g;
 	double n, ng;
 	FILE *f = fopen("/tmp/btrace-bench-jit.txt", "w");
-	int i;
+	int i, ret;
 
 	if (!f)
 		return -1;
@@ -408,11 +413,21 @@ static int bench_jit(void)
 	ng = bench_run_cmd(grep);
 	/* the default ring: branches it overwrote are not counted, so the
 	 * stops per branch of the whole run are below the ratio shown */
-	if (traced(node, BT_SOFT_RECORD, 0, &r) < 0 ||
+	if (!mkdtemp(dir))
+		return -1;
+	code_cache = dir;	/* node's first run, then its second */
+	ret = traced(node, BT_SOFT_RECORD, 0, &r) < 0 ||
+	      traced(node, BT_SOFT_RECORD, 0, &w) < 0;
+	code_cache = "";
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0 || ret ||
 	    traced(grep, BT_SOFT_RECORD, 0, &g) < 0)
 		return -1;
 	printf("node -e (20M-iteration loop): untraced %.2f s, record %.2f s: %.1fx (goal <= 10x): %s\n",
 	       n, r.seconds, r.seconds / n, bench_verdict(r.seconds / n <= 10));
+	printf("  the same, its code cache warm (--code-cache, by the run before): %.2f s: %.1fx (goal <= 10x): %s; %llu stops\n",
+	       w.seconds, w.seconds / n, bench_verdict(w.seconds / n <= 10),
+	       (unsigned long long)w.stats.stops);
 	printf("  record stops per taken branch: %.4f (%llu stops, %llu branches) (goal <= 0.02): %s\n",
 	       per_branch(&r), (unsigned long long)r.stats.stops,
 	       (unsigned long long)r.stats.branches,

@@ -194,6 +194,12 @@ static int set_exclude(struct cmd_opts *o, const char *v)
 			v);
 }
 
+static int set_no_code_cache(struct cmd_opts *o, const char *v)
+{
+	o->trace.code_cache = "";
+	return 0;
+}
+
 /* ---- the session ---- */
 
 static int push(struct cmd_opts *o, const char **list, size_t *n,
@@ -302,6 +308,13 @@ static const struct cmd_option cmd_options[] = {
 		   "records its own branches, in translated code),\n"
 		   "fast (stop at run-time decisions) or step (every\n"
 		   "instruction, the reference)"),
+	CMD_OPT_STRING("code-cache", 0, "DIR", TRACING, trace.code_cache,
+		       "--code-cache wants a directory",
+		       "record mode: keep which blocks each program ran\n"
+		       "in DIR, by build-id, to translate them at once\n"
+		       "next time (default ~/.cache/btrace/code)"),
+	CMD_OPT_FN("no-code-cache", 0, NULL, TRACING, set_no_code_cache,
+		   "record mode: keep none"),
 	CMD_OPT_FN("only", 0, "GLOB", TRACING, set_only,
 		   "trace only modules matching GLOB (path or file\n"
 		   "name; repeatable); others run natively"),

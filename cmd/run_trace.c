@@ -17,6 +17,7 @@ void run_trace_apply(const struct run_trace *rt, struct bt_target_opts *o)
 	o->until_sym = rt->until;
 	o->follow_fork = rt->follow_fork;
 	o->stop_at_fault = rt->stop_at_fault;
+	o->code_cache = rt->code_cache;
 }
 
 /* The option that asked for the lowest bit of @caps. */

@@ -21,6 +21,7 @@ struct run_trace {
 	const char *from, *until;
 	int follow_fork;
 	int stop_at_fault;	/* --stop-at-fault */
+	const char *code_cache;	/* --code-cache DIR; "": --no-code-cache */
 	int soft_mode_given;	/* --soft-mode was on the command line */
 };
 

@@ -21,11 +21,14 @@ int bt_errno_to_bte(int e);
 
 /*
  * lib/image/maps.c: /proc/PID/maps without the build-ids (no file opened),
- * for what needs only the ranges; and the process's size in pages
- * (statm), which every mmap, munmap, mremap and brk changes.
+ * for what needs only the ranges, and the build-id of one of them; and
+ * the process's size in pages (statm), which every mmap, munmap, mremap
+ * and brk changes.
  */
 struct bt_maps;
+struct bt_map;
 int bt_maps_read_plain(int pid, struct bt_maps *maps);
+void bt_map_build_id(int pid, struct bt_map *m);
 unsigned long long bt_maps_size(int pid);
 
 #endif /* BTRACE_INTERNAL_H */

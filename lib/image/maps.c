@@ -76,6 +76,12 @@ static void map_build_id(pid_t pid, struct bt_map *m)
 	build_id_read(m->path, m);
 }
 
+void bt_map_build_id(int pid, struct bt_map *m)
+{
+	m->build_id_len = 0;
+	map_build_id(pid, m);
+}
+
 /* A file maps several times in a row (text, data, ...): read it once. */
 static void maps_fill_build_id(pid_t pid, struct bt_maps *maps)
 {

@@ -408,6 +408,7 @@ void rc_blocks_clear(struct bt_recorder *r)
 	size_t i;
 
 	rc_settle_all(r);	/* the records of the blocks that go: now */
+	rc_profile_save(r);	/* and what they ran, for the next run */
 	for (i = 0; i < r->nbucket; i++) {
 		struct rb *b = r->bucket[i], *next;
 
@@ -595,14 +596,20 @@ static struct zone *zone_new(struct bt_recorder *r, struct bt_thread *th,
 
 	if (r->nzone == ZONE_MAX)
 		return NULL;
-	at = rc_room_map(r, th, near, ZONE_SIZE, PROT_READ | PROT_EXEC);
+	at = rc_room_map(r, th, near, ZONE_SIZE + ZONE_MARKS,
+			 PROT_READ | PROT_EXEC);
 	if (at < 0 || !reach(near, (uint64_t)at) ||
 	    !reach(near, (uint64_t)at + ZONE_SIZE))
 		return NULL;	/* no room, no memory, or not at a trap */
-	rc_name(r, th, (uint64_t)at, ZONE_SIZE, RC_NAME_CODE);
+	rc_name(r, th, (uint64_t)at, ZONE_SIZE + ZONE_MARKS, RC_NAME_CODE);
 	z = &r->zone[r->nzone];
 	memset(z, 0, sizeof(*z));
 	z->base = (uint64_t)at;
+	/* the marks (rec_profile.c), where profiles are kept */
+	if (!r->cache_dir ||
+	    rc_syscall(r, th, SYS_mprotect, z->base + ZONE_SIZE, ZONE_MARKS,
+		       PROT_READ | PROT_WRITE, 0, 0) != 0)
+		z->nmark = ZONE_MARKS;	/* none */
 	r->nzone++;
 	return z;
 }
@@ -784,9 +791,18 @@ void rc_cache_flush(struct bt_recorder *r)
 	size_t i;
 	uint64_t a;
 
+	rc_profile_harvest(r);	/* the marks start over too */
 	for (i = 0; i < r->nzone; i++) {
-		r->zone[i].used = r->zone[i].flushed = 0;
-		r->zone[i].npts = 0;
+		struct zone *z = &r->zone[i];
+
+		z->used = z->flushed = 0;
+		z->npts = 0;
+		for (a = 0; z->mark_of && a < z->nmark; a += sizeof(zero))
+			rc_mem_write(r, z->base + ZONE_SIZE + a, zero,
+				     z->nmark - a < sizeof(zero) ?
+					     z->nmark - a : sizeof(zero));
+		if (z->mark_of)
+			z->nmark = 0;
 	}
 	rc_blocks_clear(r);
 	rc_index_clear(&r->links);

@@ -268,6 +268,7 @@ static int exit_ibl(struct bt_recorder *r, struct rthread *rt,
 {
 	const struct rx_point *p = &pt;
 	uint64_t target = regs->rdx, trans;
+	struct rb *b;
 
 	if (rc_native_exit(r, rt->th, regs->rip, target, &trans) == 0) {
 		/* untraced: a native exit, entered as a translation */
@@ -279,6 +280,9 @@ static int exit_ibl(struct bt_recorder *r, struct rthread *rt,
 	}
 	if (p->aux)
 		rc_ic_learn(r, rt, p->aux, target);
+	b = rc_block_find(r, target);
+	if (b && b->trans[RX_PEND_NONE])	/* found by the lookup */
+		rc_profile_ran(r, b, RB_PROF_RAN | RB_PROF_IBL);
 	if (rc_table_insert(r, target, trans - RX_ENTRY_LEN, 1) &&
 	    p->aux) {
 		regs->rip = p->aux;	/* the retry finds it */
@@ -307,6 +311,10 @@ static int exit_at(struct bt_recorder *r, struct rthread *rt,
 			regs_restore(r, rt, regs, p[i].mask, p[i].orig);
 			if (p[i].mask & RM_RCX) {	/* a syscall's exit */
 				rc_note_syscall(rt, regs);
+				r->mods_stale = 1;	/* mmap, dlopen */
+				if (regs->rax == SYS_execve ||
+				    regs->rax == SYS_execveat)
+					rc_profile_harvest(r);
 				rc_sigs_syscall(r, regs);
 			}
 			leave_at(r, rt, regs, p[i].orig, p[i].pend);
@@ -347,6 +355,8 @@ void bt_recorder_exiting(struct bt_recorder *r, struct bt_thread *th)
 	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
 	struct user_regs_struct regs;
 
+	if (rt && th->tid == r->pid)	/* the process ends, likely */
+		rc_profile_harvest(r);
 	if (!rt || !rt->in || th->state != BT_TH_STOPPED ||
 	    bt_thread_regs(th, &regs) < 0)
 		return;

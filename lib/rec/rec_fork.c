@@ -118,10 +118,15 @@ static int zones_copy(struct bt_recorder *c, const struct bt_recorder *p)
 		*z = *pz;
 		z->pts = NULL;
 		z->pend = NULL;
+		z->mark_of = NULL;
 		z->ptcap = pz->npts;
+		z->markcap = pz->mark_of ? pz->nmark : 0;
 		c->nzone = i + 1;
 		if (dup_mem((void **)&z->pts, pz->pts,
 			    pz->npts * sizeof(*pz->pts)) < 0 ||
+		    (pz->mark_of &&
+		     dup_mem((void **)&z->mark_of, pz->mark_of,
+			     pz->nmark * sizeof(*pz->mark_of)) < 0) ||
 		    dup_mem((void **)&z->pend, pz->pend,
 			    pz->used - pz->flushed) < 0)
 			return -bte_nomem;
@@ -189,6 +194,8 @@ int bt_recorder_fork(const struct bt_recorder *p, pid_t child,
 	c->segv_known = p->segv_known && p->segv_pid == p->pid;
 	c->segv_pid = child;
 	c->syscall_insn = p->syscall_insn;
+	memcpy(c->mod, p->mod, p->nmod * sizeof(*c->mod));	/* loaded */
+	c->nmod = p->nmod;
 	c->tables = p->tables;
 	/* its entries are its parent's, leading to the check or past it */
 	c->tab_unchecked = p->tab_unchecked;

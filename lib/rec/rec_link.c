@@ -65,6 +65,7 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 		return -bte_nomem;
 	rc_emit_init(r, &e, z);
 	e.guess = rc_ic_guess;
+	e.mark = rc_profile_mark(r, z, b);
 	ret = rx_translate(r->x, b, pend, &e);
 	if (ret == 0) {
 		/* direct links go past the lookup's entry */
@@ -223,11 +224,14 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 {
 	struct ahead queue[AHEAD_MAX * 3 + 3];
 	size_t head = 0, tail = 0, done = 0, mark[ZONE_MAX], i;
-	struct rb *first = rc_wp_block_get(r, th, a);
+	struct rb *first;
 	int ret = 0;
 
+	rc_profile_enter(r, th, a);	/* a file's profile, at its first */
+	first = rc_wp_block_get(r, th, a);
 	if (!first)
 		return -bte_nomem;
+	rc_profile_ran(r, first, RB_PROF_RAN);
 	if (first->trans[pend]) {
 		*trans = first->trans[pend];
 		return 0;
@@ -260,6 +264,75 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 	if (ret == 0)	/* inline caches lead into flushed code only */
 		ret = rc_ic_link_batch(r, mark);
 	return ret;
+}
+
+static int in_set(const uint64_t *at, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (at[mid] == a)
+			return 1;
+		if (at[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
+		     const uint64_t *at, const uint8_t *ibl, size_t n)
+{
+	/* each translation (a variant of one of them) queues 3 at most */
+	size_t head = 0, tail = 0, cap = n + 3 * n * RX_PENDS, mark[ZONE_MAX];
+	size_t i;
+	struct ahead *queue = calloc(cap, sizeof(*queue));
+	int ret;
+
+	if (!queue)
+		return -bte_nomem;
+	for (i = 0; i < ZONE_MAX; i++)
+		mark[i] = i < r->nzone ? r->zone[i].npts : 0;
+	for (i = 0; i < n; i++)
+		queue[tail++] = (struct ahead){ at[i], RX_PEND_NONE };
+	r->hinting = 1;
+	/* each block, and the variants its predecessors in the set need */
+	while (head < tail) {
+		struct ahead q = queue[head++], next[3] = { { 0, 0 } };
+		size_t k, nnext = 0;
+		struct rb *b;
+
+		if (!r->host.translatable(r->t, q.at))
+			continue;
+		b = rc_wp_block_get(r, th, q.at);
+		if (!b || b->trans[q.pend] || translate_one(r, th, b, q.pend) < 0)
+			continue;
+		b->prof |= RB_PROF_HINT;
+		ahead_push(r, b, q.pend, next, &nnext);
+		for (k = 0; k < nnext; k++) {
+			if (tail < cap && in_set(at, n, next[k].at))
+				queue[tail++] = next[k];
+		}
+	}
+	return_sites(r, th, queue, head);
+	r->hinting = 0;
+	link_batch(r, mark);
+	for (i = 0; i < n; i++) {
+		struct rb *b;
+
+		if (!ibl[i] || !(b = rc_block_find(r, at[i])) ||
+		    !b->trans[RX_PEND_NONE])
+			continue;
+		b->prof |= RB_PROF_IBL;
+		rc_table_insert(r, at[i], b->trans[RX_PEND_NONE] - RX_ENTRY_LEN,
+				0);
+	}
+	free(queue);
+	ret = rc_zones_flush(r);
+	return ret == 0 ? rc_ic_link_batch(r, mark) : ret;
 }
 
 /* ---- code that goes away ---------------------------------------------- */

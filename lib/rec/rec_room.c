@@ -196,12 +196,14 @@ int bt_recorder_release(struct bt_recorder *r)
 	for (i = 0; i < r->nrt; i++)
 		if (r->rt[i].in)
 			return -bte_busy;	/* never: the host let all go */
+	rc_profile_harvest(r);	/* before the marks go */
 	th = release_thread(r);
 	if (!th || !r->syscall_insn) {
 		ret = -bte_busy;	/* they stay, never run again */
 	} else {
 		for (i = 0; i < r->nzone; i++)
-			ret |= unmap(r, th, r->zone[i].base, ZONE_SIZE);
+			ret |= unmap(r, th, r->zone[i].base,
+				     ZONE_SIZE + ZONE_MARKS);
 		ret |= unmap(r, th, r->tables,
 			     2 * RX_TABLE_BYTES + RC_NAMES_BYTES);
 		ret |= unmap(r, th, r->slots, SLOT_MAX * r->slot_size);

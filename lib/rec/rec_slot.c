@@ -136,8 +136,11 @@ struct replay_ctx {
 static const struct rb *replay_block(void *ctx, uint64_t pc)
 {
 	struct replay_ctx *c = ctx;
+	struct rb *b = rc_block_get(c->r, pc);
 
-	return rc_block_get(c->r, pc);
+	if (b && !(b->prof & RB_PROF_RAN))
+		rc_profile_ran(c->r, b, RB_PROF_RAN);
+	return b;
 }
 
 static void replay_insns(void *ctx, uint32_t n)

@@ -541,6 +541,25 @@ static int emit_call(const struct rb *b, struct rx_emit *e)
 	return ret;
 }
 
+/* movb $1,mark(%rip): the translation ran (rec_xlate.h). */
+static int emit_mark(const struct rb *b, struct rx_emit *e)
+{
+	int64_t d;
+	int ret = grow(e, 7);
+
+	if (ret == 0)
+		ret = point(e, RX_POINT_SAFE, b->start, 0, 0);
+	if (ret < 0)
+		return ret;
+	d = (int64_t)(e->mark - (here(e) + 7));
+	if (d != (int32_t)d)
+		return 0;	/* out of reach: no mark */
+	put(e, "\xc6\x05", 2);
+	put32(e, (uint32_t)(int32_t)d);
+	put8(e, 1);
+	return 0;
+}
+
 /* What the translation of @b does at its terminator (rec_xlate.h). */
 static int emit_term(const struct rx *x, const struct rb *b,
 		     struct rx_emit *e)
@@ -584,6 +603,8 @@ int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
 			e->entry_orig = b->start;
 			ret = rx_emit_entry(e);
 		}
+		if (ret == 0 && e->mark)
+			ret = emit_mark(b, e);
 		if (ret == 0)
 			ret = emit_body(b, e);
 		if (ret == 0)

@@ -108,6 +108,12 @@ enum rb_term {
 #define RB_MAX_INSN 256
 #define RB_MAX_BYTES 4096
 
+/* What a block's profile says (rec_profile.c): it ran, the lookup found
+ * it (an indirect branch's target), it was translated from a profile. */
+#define RB_PROF_RAN	1
+#define RB_PROF_IBL	2
+#define RB_PROF_HINT	4
+
 /* A decoded block.  For RB_LEAVE, end == next: the instruction at end
  * is not part of it; ninsn counts what runs translated. */
 struct rb {
@@ -117,6 +123,7 @@ struct rb {
 	uint64_t target;	/* direct target, 0 if none */
 	uint32_t ninsn;
 	uint8_t term;		/* enum rb_term */
+	uint8_t prof;		/* RB_PROF_*: what the profile learns of it */
 	uint16_t nbytes;
 	uint8_t *bytes;		/* [start, next) as decoded */
 	uint16_t *off;		/* instruction offsets, ninsn of them */
@@ -244,6 +251,8 @@ struct rx_emit {
 	uint64_t entry_orig;	/* for rx_emit_entry's points */
 	rx_guess_fn guess;	/* NULL: inline caches start empty */
 	int no_time;		/* no TSC records around system calls */
+	uint64_t mark;		/* a byte the translation sets to 1 when it
+				   runs (movb, flags kept), 0: none */
 };
 
 /* Emit the translation of @b carrying @pend at e->base + e->len.  0,

@@ -226,6 +226,7 @@ void bt_recorder_reset(struct bt_recorder *r)
 	if (!r)
 		return;
 	rc_blocks_clear(r);
+	rc_profile_reset(r);
 	rc_index_clear(&r->links);
 	rc_native_reset(r);
 	rc_wp_free(r);
@@ -233,6 +234,7 @@ void bt_recorder_reset(struct bt_recorder *r)
 	for (i = 0; i < r->nzone; i++) {
 		free(r->zone[i].pts);
 		free(r->zone[i].pend);
+		free(r->zone[i].mark_of);
 	}
 	r->nzone = 0;
 	r->ready = 0;
@@ -265,6 +267,7 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 	r->nbucket = 4096;
 	r->tab_unchecked = 1;
 	r->stall_us = stall ? (unsigned)atoi(stall) : 0;
+	rc_profile_init(r);
 	r->bucket = calloc(r->nbucket, sizeof(*r->bucket));
 	r->ringbuf = malloc(t->opts.buffer_size ? t->opts.buffer_size :
 						  BT_DEFAULT_BUFFER_SIZE);
@@ -298,6 +301,7 @@ void bt_recorder_free(struct bt_recorder *r)
 	for (i = 0; i < r->nzone; i++) {
 		free(r->zone[i].pts);
 		free(r->zone[i].pend);
+		free(r->zone[i].mark_of);
 	}
 	rc_wp_free(r);
 	rc_mirror_drop(r);
@@ -307,6 +311,7 @@ void bt_recorder_free(struct bt_recorder *r)
 	free(r->ringbuf);
 	rec_walker_release(&r->drain_w);
 	rec_walker_release(&r->replay_w);
+	rc_profile_free(r);
 	free(r->emitbuf);
 	free(r->pages);
 	rc_native_free(r);

@@ -44,7 +44,9 @@
  * tracer maps them, written with a store), rec_dispatch.c (entering,
  * trapping, leaving, faults mapped back to the original pc), rec_native.c
  * (untraced code: native exits, the int3s native code comes back at),
- * recorder.c (lifetime and threads); recorder_int.h holds what they share.
+ * rec_profile.c (the blocks each file ran, kept across runs: the code
+ * cache), recorder.c (lifetime and threads); recorder_int.h holds what
+ * they share.
  *
  * Internal to the library.
  */

@@ -27,6 +27,7 @@
 #define ZONE_SIZE	(16u << 20)
 #define ZONE_MAX	64
 #define ZONE_ROOM	(24u << 10)	/* free space a block may need */
+#define ZONE_MARKS	(1u << 20)	/* then a byte per translation */
 #define SLOT_MAX	256
 #define GUEST_MAX	8	/* vfork children in its memory at once */
 #define NEAR		(1ll << 31)	/* what a rel32 reaches */
@@ -41,6 +42,11 @@ struct zone {
 	uint8_t *pend;			/* [flushed, used) not yet written */
 	struct rx_point *pts;		/* by trans, ascending */
 	size_t npts, ptcap;
+	/* ZONE_MARKS bytes after the code, the program's to write: mark i
+	 * set when a translation of the block at mark_of[i] ran (made
+	 * outside the profiles: rec_profile.c) */
+	uint64_t *mark_of;
+	size_t nmark, markcap;
 };
 
 /*
@@ -65,6 +71,19 @@ struct index {
 	size_t nbucket, n;
 	struct inode *free;		/* unlinked nodes, for reuse */
 	struct islab *slabs;
+};
+
+/*
+ * A module of the process as its block profile knows it (rec_profile.c):
+ * an executable mapping of a file with a build-id, and whether the
+ * profile's blocks were translated yet.
+ */
+#define MOD_MAX		128
+struct rc_mod {
+	uint64_t start, end, offset;	/* [start, end) maps file offset */
+	uint8_t id[20];
+	uint8_t idlen;
+	uint8_t loaded;
 };
 
 /* A thread, its slot and where decoding its ring stands. */
@@ -158,6 +177,13 @@ struct bt_recorder {
 	struct rc_sigaction segv;	/* the program's SIGSEGV action */
 	int segv_known;			/* segv read since it last changed */
 	pid_t segv_pid;			/* whose: pid's, or a guest's */
+	/* Block profiles kept across runs (rec_profile.c) */
+	char *cache_dir;		/* NULL: none kept */
+	struct rc_mod mod[MOD_MAX];
+	size_t nmod;
+	int mods_stale;			/* mappings changed since read */
+	uint64_t prof_new;		/* blocks that ran, not in a profile */
+	int hinting;			/* translating from a profile */
 };
 
 /* recorder.c: threads and setting up */
@@ -216,6 +242,27 @@ void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
 void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_code_drop(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_note_syscall(struct rthread *rt, const struct user_regs_struct *regs);
+
+/* rec_link.c: the blocks at @at (@n of them, sorted, a profile's) and
+ * what they lead to among them translated in one batch; those with @ibl
+ * entered into the lookup tables */
+int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
+		     const uint64_t *at, const uint8_t *ibl, size_t n);
+
+/* rec_profile.c: the blocks a program ran, kept for its next run */
+void rc_profile_init(struct bt_recorder *r);
+void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th,
+		      uint64_t a);
+void rc_profile_ran(struct bt_recorder *r, struct rb *b, int how);
+/* The mark a translation of @b made now gets (a byte its code sets
+ * when it runs), 0: none (translated from a profile, or no room). */
+uint64_t rc_profile_mark(struct bt_recorder *r, struct zone *z,
+			 const struct rb *b);
+/* What the marks of the translations made outside profiles say ran. */
+void rc_profile_harvest(struct bt_recorder *r);
+void rc_profile_save(struct bt_recorder *r);
+void rc_profile_reset(struct bt_recorder *r);
+void rc_profile_free(struct bt_recorder *r);
 
 /* rec_room.c: room for zones, and the memory given back at detach */
 uint64_t rec_room_pick(const uint64_t (*used)[2], size_t n, uint64_t near,

@@ -65,6 +65,14 @@ struct bt_target_opts {
 	 * such a fault is kept (bt_target_fault()) and the handler runs.
 	 */
 	int stop_at_fault;
+	/*
+	 * Soft record mode: the directory where the blocks each program
+	 * ran are kept for its next run, one file per build-id (see
+	 * btrace(1), BTRACE_CODE_CACHE); NULL: $BTRACE_CODE_CACHE, else
+	 * $XDG_CACHE_HOME/btrace/code, else ~/.cache/btrace/code; "":
+	 * none kept.
+	 */
+	const char *code_cache;
 };
 
 #define BT_DEFAULT_BUFFER_SIZE (1u << 20)

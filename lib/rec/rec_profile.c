@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Block profiles (recorder_int.h): which blocks of a file a program ran,
+ * kept across runs in a directory, one file per build-id, so that the next
+ * run translates them in one batch when it first needs a translation in
+ * that file (rc_translate_set()), instead of a stop for each miss and
+ * translations ahead of each that never run (python3's start-up: 3.1 k
+ * stops and 137 k translations, of which 60 k ran).
+ *
+ * A profile keeps no code, only where blocks start: what is translated is
+ * always decoded from the process's memory as it is, so a profile that
+ * does not fit the code (a damaged file, a rebuilt file under the same
+ * id) costs translations, never correctness.
+ *
+ * What ran: each translation made outside the profiles sets a byte of its
+ * own when it runs (a mark: movb $1 into ZONE_MARKS bytes after its
+ * zone's code, rec_xlate.c), read back while the memory is there
+ * (rc_profile_harvest()); and the blocks the tracer translates on a
+ * miss, the lookup's misses and every block the history's replay walks
+ * (rc_profile_ran()).  Saved, merged with what the file held, when the
+ * cache of blocks is dropped: the recorder's end, an exec, a flush.
+ *
+ * The file: PROF_MAGIC, a u32 count, a u32 0, then count u32s in
+ * ascending order: a block's offset in the file (bits 0-30), bit 31 if
+ * the lookup found it (an indirect branch's target, entered in the
+ * tables when translated from the profile).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "btrace/maps.h"
+#include "internal.h"
+#include "rec/recorder_int.h"
+#include "tracer/tracer.h"
+
+#define PROF_MAGIC	"BTBLKS1\n"
+#define PROF_MAX	(4u << 20)	/* blocks a profile keeps at most */
+#define PROF_IBL	0x80000000u
+#define PROF_OFF	0x7fffffffu
+
+struct prof_head {
+	char magic[8];
+	uint32_t n, zero;
+};
+
+/* The directory: the options', $BTRACE_CODE_CACHE, $XDG_CACHE_HOME/btrace/
+ * code, ~/.cache/btrace/code; "" (or "0" in the variable): none. */
+void rc_profile_init(struct bt_recorder *r)
+{
+	const char *o = r->t->opts.code_cache, *env;
+	char buf[4096];
+	int n = -1;
+
+	free(r->cache_dir);
+	r->cache_dir = NULL;
+	if (!o && (o = getenv("BTRACE_CODE_CACHE")) && !strcmp(o, "0"))
+		o = "";
+	if (o) {
+		r->cache_dir = *o ? strdup(o) : NULL;
+		return;
+	}
+	env = getenv("XDG_CACHE_HOME");
+	if (env && env[0] == '/')
+		n = snprintf(buf, sizeof(buf), "%s/btrace/code", env);
+	else if ((env = getenv("HOME")) && env[0] == '/')
+		n = snprintf(buf, sizeof(buf), "%s/.cache/btrace/code", env);
+	if (n > 0 && (size_t)n < sizeof(buf))
+		r->cache_dir = strdup(buf);
+}
+
+/* ---- modules ------------------------------------------------------------ */
+
+static struct rc_mod *mod_find(struct bt_recorder *r, uint64_t a)
+{
+	size_t i;
+
+	for (i = 0; i < r->nmod; i++)
+		if (a >= r->mod[i].start && a < r->mod[i].end)
+			return &r->mod[i];
+	return NULL;
+}
+
+/* The executable, unwritable mappings of files with a build-id, read
+ * again; those seen before keep whether their profile was loaded. */
+static void mods_read(struct bt_recorder *r)
+{
+	struct rc_mod old[MOD_MAX];
+	struct bt_maps maps;
+	size_t nold = r->nmod, i, j;
+
+	r->mods_stale = 0;
+	if (bt_maps_read_plain(r->pid, &maps) < 0)
+		return;
+	memcpy(old, r->mod, nold * sizeof(*old));
+	r->nmod = 0;
+	for (i = 0; i < maps.count && r->nmod < MOD_MAX; i++) {
+		struct bt_map *m = &maps.map[i];
+		struct rc_mod *d = &r->mod[r->nmod];
+
+		if (!(m->prot & BT_MAP_X) || (m->prot & BT_MAP_W) ||
+		    !m->path || m->path[0] != '/' || m->deleted ||
+		    m->offset > PROF_OFF)
+			continue;
+		memset(d, 0, sizeof(*d));
+		d->start = m->start;
+		d->end = m->end;
+		d->offset = m->offset;
+		for (j = 0; j < nold; j++)	/* known: no file opened */
+			if (old[j].start == d->start && old[j].end == d->end &&
+			    old[j].offset == d->offset)
+				*d = old[j];
+		if (!d->idlen) {
+			bt_map_build_id(r->pid, m);
+			if (!m->build_id_len)
+				continue;
+			memcpy(d->id, m->build_id, m->build_id_len);
+			d->idlen = m->build_id_len;
+		}
+		r->nmod++;
+	}
+	bt_maps_release(&maps);
+}
+
+static int prof_path(const struct bt_recorder *r, const struct rc_mod *m,
+		     char *buf, size_t len)
+{
+	size_t i, n = (size_t)snprintf(buf, len, "%s/", r->cache_dir);
+
+	for (i = 0; i < m->idlen && n + 3 < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%02x", m->id[i]);
+	return n + sizeof(".blocks") < len ?
+		       (snprintf(buf + n, len - n, ".blocks"), 0) : -1;
+}
+
+/* The profile at @path, its entries into *@out (*@n); 0 or -1 (none, or
+ * not a profile: then nothing). */
+static int prof_read(const char *path, uint32_t **out, size_t *n)
+{
+	struct prof_head h;
+	uint32_t *v = NULL;
+	struct stat st;
+	size_t i;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*out = NULL;
+	*n = 0;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || read(fd, &h, sizeof(h)) != sizeof(h) ||
+	    memcmp(h.magic, PROF_MAGIC, 8) || h.zero || h.n > PROF_MAX ||
+	    (uint64_t)st.st_size != sizeof(h) + 4ull * h.n)
+		goto bad;
+	v = malloc(h.n * sizeof(*v) + 1);
+	if (!v || read(fd, v, h.n * sizeof(*v)) != (ssize_t)(h.n * sizeof(*v)))
+		goto bad;
+	for (i = 1; i < h.n; i++)
+		if ((v[i] & PROF_OFF) <= (v[i - 1] & PROF_OFF))
+			goto bad;
+	close(fd);
+	*out = v;
+	*n = h.n;
+	return 0;
+bad:
+	free(v);
+	close(fd);
+	return -1;
+}
+
+/* ---- translating from a profile ------------------------------------------ */
+
+/*
+ * A translation is needed at @a: if @a is in a module whose profile was
+ * not loaded yet, translate its blocks first.
+ */
+void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
+{
+	struct rc_mod *m;
+	char path[4200];
+	uint32_t *v;
+	uint64_t *at;
+	uint8_t *ibl;
+	size_t n, i, k = 0;
+
+	if (!r->cache_dir)
+		return;
+	m = mod_find(r, a);
+	if (!m && (r->mods_stale || !r->nmod)) {
+		mods_read(r);
+		m = mod_find(r, a);
+	}
+	if (!m || m->loaded)
+		return;
+	m->loaded = 1;
+	if (prof_path(r, m, path, sizeof(path)) < 0 ||
+	    prof_read(path, &v, &n) < 0)
+		return;
+	at = malloc(n * sizeof(*at) + 1);
+	ibl = malloc(n + 1);
+	for (i = 0; at && ibl && i < n; i++) {
+		uint64_t off = v[i] & PROF_OFF;
+
+		if (off < m->offset || off - m->offset >= m->end - m->start)
+			continue;	/* another mapping of the file */
+		at[k] = m->start + (off - m->offset);
+		ibl[k++] = !!(v[i] & PROF_IBL);
+	}
+	if (k)
+		rc_translate_set(r, th, at, ibl, k);
+	free(at);
+	free(ibl);
+	free(v);
+}
+
+/* ---- what ran ------------------------------------------------------------- */
+
+void rc_profile_ran(struct bt_recorder *r, struct rb *b, int how)
+{
+	if (!r->cache_dir || (b->prof & how) == how)
+		return;
+	if (!(b->prof & RB_PROF_HINT) || (how & ~b->prof & RB_PROF_IBL))
+		r->prof_new++;
+	b->prof |= (uint8_t)how;
+}
+
+uint64_t rc_profile_mark(struct bt_recorder *r, struct zone *z,
+			 const struct rb *b)
+{
+	if (!r->cache_dir || r->hinting || z->nmark == ZONE_MARKS)
+		return 0;
+	if (z->nmark == z->markcap) {
+		size_t cap = z->markcap ? 2 * z->markcap : 4096;
+		uint64_t *g = realloc(z->mark_of, cap * sizeof(*g));
+
+		if (!g)
+			return 0;
+		z->mark_of = g;
+		z->markcap = cap;
+	}
+	z->mark_of[z->nmark] = b->start;
+	return z->base + ZONE_SIZE + z->nmark++;
+}
+
+/*
+ * The marks read from the process while its memory is there (its exit
+ * event, an exec, letting go): the blocks whose translations set theirs
+ * ran.  Translations made from a profile have none: they are in it.
+ */
+void rc_profile_harvest(struct bt_recorder *r)
+{
+	uint8_t *m;
+	size_t zi, i;
+
+	if (!r->cache_dir || !r->ready)
+		return;
+	for (zi = 0; zi < r->nzone; zi++) {
+		struct zone *z = &r->zone[zi];
+
+		if (!z->nmark || !z->mark_of || !(m = malloc(z->nmark)))
+			continue;
+		if (rc_mem_read(r, z->base + ZONE_SIZE, m, z->nmark) == 0)
+			for (i = 0; i < z->nmark; i++) {
+				struct rb *b;
+
+				if (m[i] && (b = rc_block_find(r, z->mark_of[i])))
+					rc_profile_ran(r, b, RB_PROF_RAN);
+			}
+		free(m);
+	}
+}
+
+/* ---- saving ---------------------------------------------------------------- */
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a & PROF_OFF;
+	uint32_t y = *(const uint32_t *)b & PROF_OFF;
+
+	return x < y ? -1 : x > y;
+}
+
+/* @v (@n, sorted, duplicates among them) and what @path holds, written
+ * there whole: a file that is there is complete, old or new. */
+static void prof_write(const char *path, uint32_t *v, size_t n)
+{
+	struct prof_head h = { PROF_MAGIC, 0, 0 };
+	uint32_t *old, *all;
+	size_t nold, i = 0, j = 0, k = 0;
+	char tmp[4300];
+	FILE *f;
+
+	if (prof_read(path, &old, &nold) < 0)
+		nold = 0;
+	all = malloc((n + nold) * sizeof(*all) + 1);
+	if (!all) {
+		free(old);
+		return;
+	}
+	while (i < n || j < nold) {	/* merged, each offset once */
+		uint32_t e = j == nold || (i < n && (v[i] & PROF_OFF) <=
+						    (old[j] & PROF_OFF)) ?
+				     v[i++] : old[j++];
+
+		if (k && (all[k - 1] & PROF_OFF) == (e & PROF_OFF))
+			all[k - 1] |= e;
+		else
+			all[k++] = e;
+	}
+	free(old);
+	h.n = (uint32_t)(k < PROF_MAX ? k : PROF_MAX);
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	f = fopen(tmp, "we");
+	if (f && fwrite(&h, sizeof(h), 1, f) == 1 &&
+	    fwrite(all, sizeof(*all), h.n, f) == h.n && fclose(f) == 0) {
+		if (rename(tmp, path) < 0)
+			unlink(tmp);
+	} else {
+		if (f)
+			fclose(f);
+		unlink(tmp);
+	}
+	free(all);
+}
+
+/* mkdir -p of the cache directory (0700: what a program ran is its
+ * user's). */
+static int dir_make(const char *dir)
+{
+	char buf[4096];
+	size_t i, n = strlen(dir);
+
+	if (n >= sizeof(buf))
+		return -1;
+	memcpy(buf, dir, n + 1);
+	for (i = 1; i <= n; i++)
+		if (buf[i] == '/' || buf[i] == '\0') {
+			char c = buf[i];
+
+			buf[i] = '\0';
+			if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+				return -1;
+			buf[i] = c;
+		}
+	return 0;
+}
+
+/* The blocks that ran, by module, merged into their profiles. */
+void rc_profile_save(struct bt_recorder *r)
+{
+	uint32_t **v = NULL;
+	size_t *nv = NULL, *cap = NULL, i;
+	char path[4200];
+
+	if (!r->cache_dir || !r->prof_new || !r->nmod)
+		return;
+	r->prof_new = 0;
+	v = calloc(r->nmod, sizeof(*v));
+	nv = calloc(r->nmod, sizeof(*nv));
+	cap = calloc(r->nmod, sizeof(*cap));
+	if (!v || !nv || !cap || dir_make(r->cache_dir) < 0)
+		goto out;
+	for (i = 0; i < r->nbucket; i++) {
+		struct rb *b;
+
+		for (b = r->bucket[i]; b; b = b->hnext) {
+			struct rc_mod *m;
+			size_t mi;
+
+			if (!(b->prof & RB_PROF_RAN) ||
+			    !(m = mod_find(r, b->start)))
+				continue;
+			mi = (size_t)(m - r->mod);
+			if (nv[mi] == cap[mi]) {
+				size_t c = cap[mi] ? 2 * cap[mi] : 1024;
+				uint32_t *g = realloc(v[mi], c * sizeof(*g));
+
+				if (!g)
+					continue;
+				v[mi] = g;
+				cap[mi] = c;
+			}
+			v[mi][nv[mi]++] =
+				(uint32_t)(b->start - m->start + m->offset) |
+				(b->prof & RB_PROF_IBL ? PROF_IBL : 0);
+		}
+	}
+	for (i = 0; i < r->nmod; i++) {
+		if (!nv[i] || prof_path(r, &r->mod[i], path, sizeof(path)) < 0)
+			continue;
+		qsort(v[i], nv[i], sizeof(*v[i]), u32_cmp);
+		prof_write(path, v[i], nv[i]);
+	}
+out:
+	for (i = 0; v && i < r->nmod; i++)
+		free(v[i]);
+	free(v);
+	free(nv);
+	free(cap);
+}
+
+/* A new address space (exec): its modules are read again. */
+void rc_profile_reset(struct bt_recorder *r)
+{
+	r->nmod = 0;
+	r->mods_stale = 1;
+}
+
+void rc_profile_free(struct bt_recorder *r)
+{
+	free(r->cache_dir);
+	r->cache_dir = NULL;
+}
