@@ -62,7 +62,7 @@ gdb_clean "$work/thr.out"
 expect "$work/thr.out" "^Thread [0-9]+ \"gdbsrv_dyn\" hit Breakpoint 1, worker \(arg=0x[56]\)" "no worker breakpoint hit"
 [ "$(grep -Ec '^Thread [0-9]+ "gdbsrv_dyn" hit Breakpoint 1, worker' "$work/thr.out")" = 2 ] ||
 	{ cat "$work/thr.out"; fail "not both workers stopped at the breakpoint"; }
-expect "$work/thr.out" '^\* [0-9]+ +Thread [0-9]+\.[0-9]+ "gdbsrv_dyn" worker' "info threads: no current worker"
+expect "$work/thr.out" '^\* [0-9]+ +Thread [0-9]+\.[0-9]+ "gdbsrv_dyn" +worker' "info threads: no current worker"
 expect "$work/thr.out" "^ +1 +Thread [0-9]+\.[0-9]+ \"gdbsrv_dyn\"" "info threads: no main thread"
 expect "$work/thr.out" "^sum 30 total 61 handled 1$" "the program's result is wrong"
 expect "$work/thr.out" "^\[Inferior 1 \(process [0-9]+\) exited normally\]" "no normal exit"
