@@ -498,7 +498,7 @@ static int points_add(struct zone *z, const struct rx_point *p, size_t n)
 	return 0;
 }
 
-#define PEND_MAX (1u << 20)
+#define PEND_MAX ZONE_SIZE	/* a batch is written whole, its links in it */
 
 /* Write what @z holds back into the process. */
 static int zone_flush(struct bt_recorder *r, struct zone *z)

@@ -173,18 +173,34 @@ bad:
 
 /* ---- translating from a profile ------------------------------------------ */
 
+struct hint {
+	uint64_t at;
+	uint8_t ibl;
+};
+
+static int hint_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct hint *)a)->at;
+	uint64_t y = ((const struct hint *)b)->at;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * A translation is needed at @a: if @a is in a module whose profile was
- * not loaded yet, translate its blocks first.
+ * not loaded yet, translate its blocks first, in every mapping of that
+ * file there is (node maps its text in four: links between them are
+ * made in the same batch).
  */
 void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
 {
-	struct rc_mod *m;
+	struct rc_mod *m, *g[MOD_MAX];
+	struct hint *h;
 	char path[4200];
 	uint32_t *v;
 	uint64_t *at;
 	uint8_t *ibl;
-	size_t n, i, k = 0;
+	size_t n, ng = 0, i, j, k = 0;
 
 	if (!r->cache_dir)
 		return;
@@ -195,22 +211,39 @@ void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
 	}
 	if (!m || m->loaded)
 		return;
-	m->loaded = 1;
+	for (i = 0; i < r->nmod; i++)	/* the file's mappings */
+		if (!r->mod[i].loaded && r->mod[i].idlen == m->idlen &&
+		    !memcmp(r->mod[i].id, m->id, m->idlen)) {
+			r->mod[i].loaded = 1;
+			g[ng++] = &r->mod[i];
+		}
 	if (prof_path(r, m, path, sizeof(path)) < 0 ||
 	    prof_read(path, &v, &n) < 0)
 		return;
+	h = malloc(n * sizeof(*h) + 1);
 	at = malloc(n * sizeof(*at) + 1);
 	ibl = malloc(n + 1);
-	for (i = 0; at && ibl && i < n; i++) {
+	for (i = 0; h && at && ibl && i < n; i++) {
 		uint64_t off = v[i] & PROF_OFF;
 
-		if (off < m->offset || off - m->offset >= m->end - m->start)
-			continue;	/* another mapping of the file */
-		at[k] = m->start + (off - m->offset);
-		ibl[k++] = !!(v[i] & PROF_IBL);
+		for (j = 0; j < ng; j++)
+			if (off >= g[j]->offset &&
+			    off - g[j]->offset < g[j]->end - g[j]->start)
+				break;
+		if (j == ng)
+			continue;	/* in no executable mapping of it */
+		h[k].at = g[j]->start + (off - g[j]->offset);
+		h[k++].ibl = !!(v[i] & PROF_IBL);
 	}
-	if (k)
+	if (k) {
+		qsort(h, k, sizeof(*h), hint_cmp);	/* by address */
+		for (i = 0; i < k; i++) {
+			at[i] = h[i].at;
+			ibl[i] = h[i].ibl;
+		}
 		rc_translate_set(r, th, at, ibl, k);
+	}
+	free(h);
 	free(at);
 	free(ibl);
 	free(v);
