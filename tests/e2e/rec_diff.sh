@@ -12,21 +12,9 @@
 # rec_diff3.sh), each well within a test's 10 minutes where the VM makes
 # stepping's stops slow: true, gzip, xz; sqlite3, perl; bash, python3.
 . "$TESTDIR/e2e/lib/common.sh"
-SOFTDIFF="$TOOLS/softdiff"
 printf 'a line to compress\n%.0s' $(seq 1 50) >"$work/in.txt"
 export PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 PYTHONHASHSEED=0
 fails=0
-
-check() {	# softdiff options, then -- and the program
-	local log=$work/log
-	if timeout 900 setarch -R "$SOFTDIFF" "$@" </dev/null >"$log" 2>&1; then
-		echo "ok   ${*#*-- }: $(grep -a '^record' "$log")"
-	else
-		echo "FAIL ${*#*-- }"
-		grep -aE '^(step|fast|record|  |softdiff)' "$log" | sed 's/^/     /'
-		fails=$((fails + 1))
-	fi
-}
 
 for p in /bin/true /usr/bin/gzip /usr/bin/xz /usr/bin/sqlite3 /usr/bin/perl \
 	/usr/bin/bash /usr/bin/python3; do
@@ -34,16 +22,16 @@ for p in /bin/true /usr/bin/gzip /usr/bin/xz /usr/bin/sqlite3 /usr/bin/perl \
 done
 case ${REC_DIFF_PART:-1} in
 1)
-	check -m record -- /bin/true
-	check -m record -- gzip -c "$work/in.txt"
-	check -m record -- xz --version
+	softdiff_check -m record -- /bin/true
+	softdiff_check -m record -- gzip -c "$work/in.txt"
+	softdiff_check -m record -- xz --version
 	exit $fails ;;
 2)
-	check -m record -- sqlite3 :memory: 'select 1+1'
-	check -m record -- perl -e 'my %h = (a => 1, b => 2); print join(",", sort keys %h), "\n"'
+	softdiff_check -m record -- sqlite3 :memory: 'select 1+1'
+	softdiff_check -m record -- perl -e 'my %h = (a => 1, b => 2); print join(",", sort keys %h), "\n"'
 	exit $fails ;;
 esac
-check -V -m record -- bash -c 'for i in 1 2 3; do x=$((x + i)); done; echo $x'
+softdiff_check -V -m record -- bash -c 'for i in 1 2 3; do x=$((x + i)); done; echo $x'
 out=$("$BTRACE" run --soft-mode record --buffer-size 256M --json --last 4 -- \
 	python3 -c 'print(6 * 7)' 2>"$work/py.err")
 rc=$?

@@ -7,52 +7,40 @@
 # an untraced gap to where control came back); --from against the fast
 # mode's, and in a followed tree (--until too).  Without address randomization, as rec_diff.
 . "$TESTDIR/e2e/lib/common.sh"
-SOFTDIFF="$TOOLS/softdiff"
 fails=0
-
-check() {	# softdiff options, then -- and the program
-	local log=$work/log
-	if timeout 900 setarch -R "$SOFTDIFF" "$@" </dev/null >"$log" 2>&1; then
-		echo "ok   $*: $(grep -a '^record' "$log")"
-	else
-		echo "FAIL $*"
-		grep -aE '^(step|fast|record|  |softdiff)' "$log" | sed 's/^/     /'
-		fails=$((fails + 1))
-	fi
-}
 
 q="$TARGETS/qsort_dyn" h="$TARGETS/libc_heavy_dyn" c="$TARGETS/compute"
 # qsort in libc calls back into the program's compare (which crashes)
-check -m record -o qsort_dyn -- "$q"
-check -m record -x 'libc.so*' -- "$q"
+softdiff_check -m record -o qsort_dyn -- "$q"
+softdiff_check -m record -x 'libc.so*' -- "$q"
 # the work in libc, called from a loop of the program's
-check -m record -o libc_heavy_dyn -- "$h" 3 4096
-check -m record -x 'libc.so*' -- "$h" 3 4096
+softdiff_check -m record -o libc_heavy_dyn -- "$h" 3 4096
+softdiff_check -m record -x 'libc.so*' -- "$h" 3 4096
 # signals taken inside libc with the handler in the program
-check -m record -o sig_dyn -- "$TARGETS/sig_dyn"
+softdiff_check -m record -o sig_dyn -- "$TARGETS/sig_dyn"
 # a stripped program of the distribution: its entry point, functions of
 # its unwind table and its constructors and destructors catch the way back
 printf 'a line to compress\n%.0s' $(seq 1 50) >"$work/in.txt"
-check -m record -o gzip -- gzip -c "$work/in.txt"
-check -m record -x 'libc.so*' -- gzip -c "$work/in.txt"
+softdiff_check -m record -o gzip -- gzip -c "$work/in.txt"
+softdiff_check -m record -x 'libc.so*' -- gzip -c "$work/in.txt"
 # threads that start in libc, run the program's function, and crash
-check -t -m record -o thread_crash -- "$TARGETS/thread_crash"
+softdiff_check -t -m record -o thread_crash -- "$TARGETS/thread_crash"
 # a followed fork child runs untraced code natively too (the native exits
 # and re-entry int3s came with its memory): both processes against the
 # stepped histories filtered the same way; the child crashing in the
 # comparator libc's qsort calls (where its parent had got to is timing)
 f="$TARGETS/fork_filter_dyn"
-check -k -m record -o fork_filter_dyn -- "$f"
-check -k -m record -x 'libc.so*' -- "$f"
-check -k -t -m record -o fork_filter_dyn -- "$f" crash
+softdiff_check -k -m record -o fork_filter_dyn -- "$f"
+softdiff_check -k -m record -x 'libc.so*' -- "$f"
+softdiff_check -k -t -m record -o fork_filter_dyn -- "$f" crash
 # both run /bin/true through posix_spawn, a vfork child in their memory
 # with their re-entry int3s in it (lifted while it runs there, not taken
 # out): the parent's history holds (-S; the spawned programs' maps are
 # not the parent's, which softdiff filters with)
-check -k -S -m record -o fork_filter_dyn -- "$f" spawn
+softdiff_check -k -S -m record -o fork_filter_dyn -- "$f" spawn
 # --from: native until the symbol, then recorded
-check -b fast -m record -F fib -- "$c" 5
-check -b fast -m record -F main -o qsort_dyn -- "$q"
+softdiff_check -b fast -m record -F fib -- "$c" 5
+softdiff_check -b fast -m record -F main -o qsort_dyn -- "$q"
 
 # btrace run: the callback's way back into compare is an untraced gap,
 # nothing of libc recorded, and the recorder did the work

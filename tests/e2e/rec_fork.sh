@@ -26,25 +26,13 @@
 #   process is stepped), a multiprocessing Pool of 2.
 . "$TESTDIR/e2e/lib/common.sh"
 need_cmd python3 bash gzip wc setarch
-SOFTDIFF="$TOOLS/softdiff"
 fails=0
 
-diffcheck() {	# softdiff options, then -- and the program
-	local log=$work/log
-	if timeout 300 "$SOFTDIFF" "$@" </dev/null >"$log" 2>&1; then
-		echo "ok   ${*#*-- }: $(grep -a '^record' "$log")"
-	else
-		echo "FAIL ${*#*-- }"
-		sed 's/^/     /' "$log"
-		fails=$((fails + 1))
-	fi
-}
-
-diffcheck -k -m record -- "$TARGETS/rec_fork"
-diffcheck -k -t -m record -- "$TARGETS/rec_fork" child
-diffcheck -k -m record -- "$TARGETS/rec_vfork" true
-diffcheck -k -t -m record -- "$TARGETS/fast_mix" thread
-diffcheck -k -t -m record -- "$TARGETS/rec_spawn"
+softdiff_check -n -T 300 -k -m record -- "$TARGETS/rec_fork"
+softdiff_check -n -T 300 -k -t -m record -- "$TARGETS/rec_fork" child
+softdiff_check -n -T 300 -k -m record -- "$TARGETS/rec_vfork" true
+softdiff_check -n -T 300 -k -t -m record -- "$TARGETS/fast_mix" thread
+softdiff_check -n -T 300 -k -t -m record -- "$TARGETS/rec_spawn"
 python3 - "$work/log" <<'PY' || fails=$((fails + 1))
 import re, sys
 m = re.search(r"^record .* (\d+) branches, (\d+) stops", open(sys.argv[1]).read(), re.M)

@@ -19,7 +19,6 @@ need_cmd python3 setarch readelf
 [ -x /usr/bin/python3 ] && [ -x /usr/bin/gzip ] ||
 	fail "no /usr/bin/python3 or /usr/bin/gzip: the Makefile installs them"
 export PYTHONHASHSEED=0 BTRACE_REC_TIME=0 BTRACE_CODE_CACHE=$work/cache
-SOFTDIFF="$TOOLS/softdiff"
 fails=0
 
 build_id() {	# the GNU build-id of file @1, in hex
@@ -46,17 +45,6 @@ offs = [v & 0x7fffffff for v in struct.unpack("<%dI" % n, data[16:])]
 assert offs == sorted(set(offs)), "not ascending"
 print(n)
 PY
-}
-
-diffcheck() {	# softdiff options, then -- and the program
-	local log=$work/log
-	if timeout 300 setarch -R "$SOFTDIFF" "$@" </dev/null >"$log" 2>&1; then
-		echo "ok   ${*#*-- }: $(grep -a '^record' "$log")"
-	else
-		echo "FAIL ${*#*-- }"
-		sed 's/^/     /' "$log"
-		fails=$((fails + 1))
-	fi
 }
 
 # python3, cold then warm
@@ -105,7 +93,7 @@ for args in "-k -t -- $TARGETS/fast_mix thread" "-k -- $TARGETS/rec_fork" \
 	# shellcheck disable=SC2086
 	"$BTRACE" run --soft-mode record -- $prog >/dev/null 2>&1 </dev/null
 	# shellcheck disable=SC2086
-	diffcheck $opts -m record -- $prog
+	softdiff_check -T 300 $opts -m record -- $prog
 done
 
 # profiles that do not fit: damaged, and offsets of no block
@@ -123,7 +111,7 @@ ent = [o | (0x80000000 if i % 3 == 0 else 0) for i, o in enumerate(offs)]
 open(sys.argv[1], "wb").write(b"BTBLKS1\n" + struct.pack("<II", len(ent), 0) +
                               struct.pack("<%dI" % len(ent), *ent))
 PY
-diffcheck -m record -- /usr/bin/gzip -c "$work/in.txt"
+softdiff_check -T 300 -m record -- /usr/bin/gzip -c "$work/in.txt"
 
 # where they are kept
 rm -rf "$work/cache" "$work/dir"

@@ -121,3 +121,28 @@ print("ok   %s: %d branches, %d stops (%.4f per branch)" %
        stats["stops"] / max(stats["branches"], 1)))
 PY
 }
+
+# softdiff_check [-n] [-T SECONDS] SOFTDIFF-ARGS...: the histories of a
+# run against single-stepping's (tools/softdiff), under setarch -R so that
+# both runs see the same addresses (-n: not), within 900 s (-T: another
+# limit); prints "ok" with the recorder's figures, or "FAIL" with the end
+# of softdiff's log and one more failure counted in $fails.
+softdiff_check() {
+	local limit=900 log=$work/softdiff.log
+	local -a pre=(setarch -R)
+	while :; do
+		case $1 in
+		-n) pre=(); shift ;;
+		-T) limit=$2; shift 2 ;;
+		*) break ;;
+		esac
+	done
+	if timeout "$limit" "${pre[@]}" "$TOOLS/softdiff" "$@" </dev/null \
+		>"$log" 2>&1; then
+		echo "ok   ${*#*-- }: $(grep -a '^record' "$log")"
+	else
+		echo "FAIL ${*#*-- }"
+		tail -n 40 "$log" | sed 's/^/     /'
+		fails=$((${fails:-0} + 1))
+	fi
+}
