@@ -33,7 +33,7 @@ softdiff_check -n -T 300 -k -t -m record -- "$TARGETS/rec_fork" child
 softdiff_check -n -T 300 -k -m record -- "$TARGETS/rec_vfork" true
 softdiff_check -n -T 300 -k -t -m record -- "$TARGETS/fast_mix" thread
 softdiff_check -n -T 300 -k -t -m record -- "$TARGETS/rec_spawn"
-python3 - "$work/log" <<'PY' || fails=$((fails + 1))
+python3 - "$work/softdiff.log" <<'PY' || fails=$((fails + 1))
 import re, sys
 m = re.search(r"^record .* (\d+) branches, (\d+) stops", open(sys.argv[1]).read(), re.M)
 if not m or int(m.group(2)) >= 0.02 * int(m.group(1)):

@@ -126,7 +126,8 @@ PY
 # run against single-stepping's (tools/softdiff), under setarch -R so that
 # both runs see the same addresses (-n: not), within 900 s (-T: another
 # limit); prints "ok" with the recorder's figures, or "FAIL" with the end
-# of softdiff's log and one more failure counted in $fails.
+# of softdiff's log and one more failure counted in $fails.  The log stays
+# in $work/softdiff.log until the next check.
 softdiff_check() {
 	local limit=900 log=$work/softdiff.log
 	local -a pre=(setarch -R)
