@@ -298,7 +298,6 @@ int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
 		mark[i] = i < r->nzone ? r->zone[i].npts : 0;
 	for (i = 0; i < n; i++)
 		queue[tail++] = (struct ahead){ at[i], RX_PEND_NONE };
-	r->hinting = 1;
 	/* each block, and the variants its predecessors in the set need */
 	while (head < tail) {
 		struct ahead q = queue[head++], next[3] = { { 0, 0 } };
@@ -318,7 +317,6 @@ int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
 		}
 	}
 	return_sites(r, th, queue, head);
-	r->hinting = 0;
 	link_batch(r, mark);
 	for (i = 0; i < n; i++) {
 		struct rb *b;

@@ -12,18 +12,23 @@
  * does not fit the code (a damaged file, a rebuilt file under the same
  * id) costs translations, never correctness.
  *
- * What ran: each translation made outside the profiles sets a byte of its
- * own when it runs (a mark: movb $1 into ZONE_MARKS bytes after its
- * zone's code, rec_xlate.c), read back while the memory is there
- * (rc_profile_harvest()); and the blocks the tracer translates on a
- * miss, the lookup's misses and every block the history's replay walks
- * (rc_profile_ran()).  Saved, merged with what the file held, when the
+ * What ran: each translation sets a byte of its own when it runs (a mark:
+ * movb $1 into ZONE_MARKS bytes after its zone's code, rec_xlate.c),
+ * read back while the memory is there (rc_profile_harvest()); and the
+ * blocks the tracer translates on a miss, the lookup's misses and every
+ * block the history's replay walks (rc_profile_ran()).  Saved, merged with what the file held, when the
  * cache of blocks is dropped: the recorder's end, an exec, a flush.
+ *
+ * Each translation carries its mark, those made from a profile too, so
+ * that a save knows what this run ran: a block that ran in none of a
+ * file's last PROF_AGE_MAX runs leaves its profile (a profile that only
+ * grew would make every start-up translate what any run ever ran).
  *
  * The file: PROF_MAGIC, a u32 count, a u32 0, then count u32s in
  * ascending order: a block's offset in the file (bits 0-30), bit 31 if
  * the lookup found it (an indirect branch's target, entered in the
- * tables when translated from the profile).
+ * tables when translated from the profile); then count bytes: the runs
+ * of the file since the block last ran.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +43,8 @@
 #include "rec/recorder_int.h"
 #include "tracer/tracer.h"
 
-#define PROF_MAGIC	"BTBLKS1\n"
+#define PROF_MAGIC	"BTBLKS2\n"
+#define PROF_AGE_MAX	8	/* runs a block stays without running */
 #define PROF_MAX	(4u << 20)	/* blocks a profile keeps at most */
 #define PROF_IBL	0x80000000u
 #define PROF_OFF	0x7fffffffu
@@ -137,36 +143,49 @@ static int prof_path(const struct bt_recorder *r, const struct rc_mod *m,
 		       (snprintf(buf + n, len - n, ".blocks"), 0) : -1;
 }
 
-/* The profile at @path, its entries into *@out (*@n); 0 or -1 (none, or
- * not a profile: then nothing). */
-static int prof_read(const char *path, uint32_t **out, size_t *n)
+/* The profile at @path: its entries into *@out, their ages into *@age
+ * (NULL: not wanted), *@n of them; 0 or -1 (none, or not a profile: then
+ * nothing). */
+static int prof_read(const char *path, uint32_t **out, uint8_t **age,
+		     size_t *n)
 {
 	struct prof_head h;
 	uint32_t *v = NULL;
+	uint8_t *a = NULL;
 	struct stat st;
 	size_t i;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	*out = NULL;
+	if (age)
+		*age = NULL;
 	*n = 0;
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || read(fd, &h, sizeof(h)) != sizeof(h) ||
 	    memcmp(h.magic, PROF_MAGIC, 8) || h.zero || h.n > PROF_MAX ||
-	    (uint64_t)st.st_size != sizeof(h) + 4ull * h.n)
+	    (uint64_t)st.st_size != sizeof(h) + 5ull * h.n)
 		goto bad;
 	v = malloc(h.n * sizeof(*v) + 1);
-	if (!v || read(fd, v, h.n * sizeof(*v)) != (ssize_t)(h.n * sizeof(*v)))
+	a = malloc(h.n + 1);
+	if (!v || !a ||
+	    read(fd, v, h.n * sizeof(*v)) != (ssize_t)(h.n * sizeof(*v)) ||
+	    read(fd, a, h.n) != (ssize_t)h.n)
 		goto bad;
 	for (i = 1; i < h.n; i++)
 		if ((v[i] & PROF_OFF) <= (v[i - 1] & PROF_OFF))
 			goto bad;
 	close(fd);
 	*out = v;
+	if (age)
+		*age = a;
+	else
+		free(a);
 	*n = h.n;
 	return 0;
 bad:
 	free(v);
+	free(a);
 	close(fd);
 	return -1;
 }
@@ -218,7 +237,7 @@ void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
 			g[ng++] = &r->mod[i];
 		}
 	if (prof_path(r, m, path, sizeof(path)) < 0 ||
-	    prof_read(path, &v, &n) < 0)
+	    prof_read(path, &v, NULL, &n) < 0)
 		return;
 	h = malloc(n * sizeof(*h) + 1);
 	at = malloc(n * sizeof(*at) + 1);
@@ -255,15 +274,14 @@ void rc_profile_ran(struct bt_recorder *r, struct rb *b, int how)
 {
 	if (!r->cache_dir || (b->prof & how) == how)
 		return;
-	if (!(b->prof & RB_PROF_HINT) || (how & ~b->prof & RB_PROF_IBL))
-		r->prof_new++;
+	r->prof_new++;
 	b->prof |= (uint8_t)how;
 }
 
 uint64_t rc_profile_mark(struct bt_recorder *r, struct zone *z,
 			 const struct rb *b)
 {
-	if (!r->cache_dir || r->hinting || z->nmark == ZONE_MARKS)
+	if (!r->cache_dir || z->nmark == ZONE_MARKS)
 		return 0;
 	if (z->nmark == z->markcap) {
 		size_t cap = z->markcap ? 2 * z->markcap : 4096;
@@ -280,8 +298,8 @@ uint64_t rc_profile_mark(struct bt_recorder *r, struct zone *z,
 
 /*
  * The marks read from the process while its memory is there (its exit
- * event, an exec, letting go): the blocks whose translations set theirs
- * ran.  Translations made from a profile have none: they are in it.
+ * event, an exec, letting go, a flush): the blocks whose translations
+ * set theirs ran.
  */
 void rc_profile_harvest(struct bt_recorder *r)
 {
@@ -316,39 +334,71 @@ static int u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* @v (@n, sorted, duplicates among them) and what @path holds, written
- * there whole: a file that is there is complete, old or new. */
-static void prof_write(const char *path, uint32_t *v, size_t n)
+/* The build-ids whose profiles this process aged already: a run ages a
+ * profile once, however many of its processes save it. */
+static struct {
+	uint8_t id[20];
+	uint8_t len;
+} aged[256];
+static size_t naged;
+
+static int age_once(const struct rc_mod *m)
+{
+	size_t i;
+
+	for (i = 0; i < naged; i++)
+		if (aged[i].len == m->idlen &&
+		    !memcmp(aged[i].id, m->id, m->idlen))
+			return 0;
+	if (naged < BT_ARRAY_SIZE(aged)) {
+		memcpy(aged[naged].id, m->id, m->idlen);
+		aged[naged++].len = m->idlen;
+	}
+	return 1;
+}
+
+/*
+ * @v (@n of them, ascending) ran in this run: merged into what @path
+ * holds, written there whole (a file that is there is complete, old or
+ * new).  What ran is 0 runs old; the rest @step older, and gone past
+ * PROF_AGE_MAX.
+ */
+static void prof_write(const char *path, const uint32_t *v, size_t n,
+		       int step)
 {
 	struct prof_head h = { PROF_MAGIC, 0, 0 };
 	uint32_t *old, *all;
+	uint8_t *oage, *age;
 	size_t nold, i = 0, j = 0, k = 0;
 	char tmp[4300];
 	FILE *f;
 
-	if (prof_read(path, &old, &nold) < 0)
+	if (prof_read(path, &old, &oage, &nold) < 0)
 		nold = 0;
 	all = malloc((n + nold) * sizeof(*all) + 1);
-	if (!all) {
-		free(old);
-		return;
-	}
-	while (i < n || j < nold) {	/* merged, each offset once */
-		uint32_t e = j == nold || (i < n && (v[i] & PROF_OFF) <=
-						    (old[j] & PROF_OFF)) ?
-				     v[i++] : old[j++];
+	age = malloc(n + nold + 1);
+	while (all && age && (i < n || j < nold)) {	/* each offset once */
+		uint32_t vo = i < n ? v[i] & PROF_OFF : ~0u;
+		uint32_t oo = j < nold ? old[j] & PROF_OFF : ~0u;
 
-		if (k && (all[k - 1] & PROF_OFF) == (e & PROF_OFF))
-			all[k - 1] |= e;
-		else
-			all[k++] = e;
+		if (vo <= oo) {		/* ran */
+			all[k] = v[i++] | (vo == oo ? old[j++] & PROF_IBL : 0);
+			age[k++] = 0;
+		} else if (oage[j] + step <= PROF_AGE_MAX) {
+			all[k] = old[j];
+			age[k++] = (uint8_t)(oage[j++] + step);
+		} else {
+			j++;		/* has not run for long */
+		}
 	}
 	free(old);
+	free(oage);
 	h.n = (uint32_t)(k < PROF_MAX ? k : PROF_MAX);
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	f = fopen(tmp, "we");
+	f = all && age ? fopen(tmp, "we") : NULL;
 	if (f && fwrite(&h, sizeof(h), 1, f) == 1 &&
-	    fwrite(all, sizeof(*all), h.n, f) == h.n && fclose(f) == 0) {
+	    fwrite(all, sizeof(*all), h.n, f) == h.n &&
+	    fwrite(age, 1, h.n, f) == h.n && fclose(f) == 0) {
 		if (rename(tmp, path) < 0)
 			unlink(tmp);
 	} else {
@@ -357,6 +407,7 @@ static void prof_write(const char *path, uint32_t *v, size_t n)
 		unlink(tmp);
 	}
 	free(all);
+	free(age);
 }
 
 /* mkdir -p of the cache directory (0700: what a program ran is its
@@ -381,7 +432,34 @@ static int dir_make(const char *dir)
 	return 0;
 }
 
-/* The blocks that ran, by module, merged into their profiles. */
+/* @v (@n, sorted) with each offset once (a file's range mapped twice,
+ * as node maps its builtins); how many are left. */
+static size_t uniq(uint32_t *v, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (k && (v[k - 1] & PROF_OFF) == (v[i] & PROF_OFF))
+			v[k - 1] |= v[i];
+		else
+			v[k++] = v[i];
+	}
+	return k;
+}
+
+/* The first module of @m's file (its mappings share one profile). */
+static size_t mod_file(const struct bt_recorder *r, const struct rc_mod *m)
+{
+	size_t i;
+
+	for (i = 0; &r->mod[i] != m; i++)
+		if (r->mod[i].idlen == m->idlen &&
+		    !memcmp(r->mod[i].id, m->id, m->idlen))
+			break;
+	return i;
+}
+
+/* The blocks that ran, by file, merged into their profiles. */
 void rc_profile_save(struct bt_recorder *r)
 {
 	uint32_t **v = NULL;
@@ -406,7 +484,7 @@ void rc_profile_save(struct bt_recorder *r)
 			if (!(b->prof & RB_PROF_RAN) ||
 			    !(m = mod_find(r, b->start)))
 				continue;
-			mi = (size_t)(m - r->mod);
+			mi = mod_file(r, m);
 			if (nv[mi] == cap[mi]) {
 				size_t c = cap[mi] ? 2 * cap[mi] : 1024;
 				uint32_t *g = realloc(v[mi], c * sizeof(*g));
@@ -425,7 +503,7 @@ void rc_profile_save(struct bt_recorder *r)
 		if (!nv[i] || prof_path(r, &r->mod[i], path, sizeof(path)) < 0)
 			continue;
 		qsort(v[i], nv[i], sizeof(*v[i]), u32_cmp);
-		prof_write(path, v[i], nv[i]);
+		prof_write(path, v[i], uniq(v[i], nv[i]), age_once(&r->mod[i]));
 	}
 out:
 	for (i = 0; v && i < r->nmod; i++)

@@ -183,7 +183,6 @@ struct bt_recorder {
 	size_t nmod;
 	int mods_stale;			/* mappings changed since read */
 	uint64_t prof_new;		/* blocks that ran, not in a profile */
-	int hinting;			/* translating from a profile */
 };
 
 /* recorder.c: threads and setting up */
@@ -255,7 +254,7 @@ void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th,
 		      uint64_t a);
 void rc_profile_ran(struct bt_recorder *r, struct rb *b, int how);
 /* The mark a translation of @b made now gets (a byte its code sets
- * when it runs), 0: none (translated from a profile, or no room). */
+ * when it runs), 0: none (no room). */
 uint64_t rc_profile_mark(struct bt_recorder *r, struct zone *z,
 			 const struct rb *b);
 /* What the marks of the translations made outside profiles say ran. */

@@ -12,7 +12,8 @@
 #   it (jit_pair);
 # - a damaged profile: gzip's output as without btrace, the file written
 #   again whole; a whole one whose offsets fit no block (every seventh
-#   byte of gzip): equal to single-stepping;
+#   byte of gzip): equal to single-stepping, and those blocks, which never
+#   run, gone from it after nine runs;
 # - --no-code-cache keeps none; --code-cache DIR keeps them in DIR.
 . "$TESTDIR/e2e/lib/common.sh"
 need_cmd python3 setarch readelf
@@ -38,11 +39,12 @@ whole() {
 	python3 - "$1" <<'PY'
 import struct, sys
 data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"BTBLKS1\n", data[:8]
+assert data[:8] == b"BTBLKS2\n", data[:8]
 n, zero = struct.unpack("<II", data[8:16])
-assert zero == 0 and len(data) == 16 + 4 * n, (n, zero, len(data))
-offs = [v & 0x7fffffff for v in struct.unpack("<%dI" % n, data[16:])]
+assert zero == 0 and len(data) == 16 + 5 * n, (n, zero, len(data))
+offs = [v & 0x7fffffff for v in struct.unpack("<%dI" % n, data[16:16 + 4 * n])]
 assert offs == sorted(set(offs)), "not ascending"
+assert max(data[16 + 4 * n:], default=0) <= 8, "an age past 8"
 print(n)
 PY
 }
@@ -108,10 +110,22 @@ python3 - "$gz" "$(stat -c %s "$(readlink -f /usr/bin/gzip)")" <<'PY'
 import struct, sys
 offs = list(range(0, int(sys.argv[2]), 7))
 ent = [o | (0x80000000 if i % 3 == 0 else 0) for i, o in enumerate(offs)]
-open(sys.argv[1], "wb").write(b"BTBLKS1\n" + struct.pack("<II", len(ent), 0) +
-                              struct.pack("<%dI" % len(ent), *ent))
+open(sys.argv[1], "wb").write(b"BTBLKS2\n" + struct.pack("<II", len(ent), 0) +
+                              struct.pack("<%dI" % len(ent), *ent) +
+                              bytes(i % 9 for i in range(len(ent))))
 PY
 softdiff_check -T 300 -m record -- /usr/bin/gzip -c "$work/in.txt"
+# what does not run leaves: a block that ran in none of a file's last 8
+# runs (ages 0 to 8 given above, one more each run)
+junk=$(whole "$gz") || fail "gzip's profile is not whole"
+for i in 1 2 3 4 5 6 7 8 9; do
+	"$BTRACE" run --soft-mode record -- /usr/bin/gzip -c "$work/in.txt" \
+		>/dev/null 2>&1
+done
+left=$(whole "$gz") || fail "gzip's profile is not whole"
+echo "gzip's profile: $junk blocks, $left after nine runs"
+[ "$left" -gt 100 ] && [ $((left * 4)) -lt "$junk" ] ||
+	{ echo "FAIL gzip's profile: $junk blocks, then $left"; fails=$((fails + 1)); }
 
 # where they are kept
 rm -rf "$work/cache" "$work/dir"
