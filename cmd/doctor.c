@@ -118,7 +118,7 @@ static void print_text(const struct bt_doctor *d)
 	printf("\n%s\n", bt_doctor_hw_usable(d) ?
 	       "hardware tracing is usable here (--backend auto picks it)" :
 	       "no hardware backend is usable here: --backend auto uses soft "
-	       "(single-stepping, much slower)");
+	       "(the recorder: slower than hardware, far faster than stepping)");
 }
 
 int cmd_doctor(int argc, char **argv)

@@ -508,7 +508,8 @@ void bt_doctor_eval(const struct bt_host *h, struct bt_doctor *d)
 		d->error[BT_BACKEND_PT] = d->error[BT_BACKEND_BTS] = -bte_perm;
 	}
 	if (ptrace_ok) {
-		verdict(d, BT_BACKEND_SOFT, NULL, 1, "usable (ptrace stepping)",
+		verdict(d, BT_BACKEND_SOFT, NULL, 1,
+			"usable (the recorder: translated code records its branches)",
 			"");
 	} else {
 		verdict(d, BT_BACKEND_SOFT, NULL, 0, "no: ptrace is not allowed",
