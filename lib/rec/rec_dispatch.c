@@ -282,7 +282,8 @@ static int exit_ibl(struct bt_recorder *r, struct rthread *rt,
 		rc_ic_learn(r, rt, p->aux, target);
 	b = rc_block_find(r, target);
 	if (b && b->trans[RX_PEND_NONE])	/* found by the lookup */
-		rc_profile_ran(r, b, RB_PROF_RAN | RB_PROF_IBL);
+		rc_profile_ran(r, b, RB_PROF_RAN | RB_PROF_IBL |
+				      RB_PROF_VAR(RX_PEND_NONE));
 	if (rc_table_insert(r, target, trans - RX_ENTRY_LEN, 1) &&
 	    p->aux) {
 		regs->rip = p->aux;	/* the retry finds it */

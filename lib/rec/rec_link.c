@@ -65,7 +65,7 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 		return -bte_nomem;
 	rc_emit_init(r, &e, z);
 	e.guess = rc_ic_guess;
-	e.mark = rc_profile_mark(r, z, b);
+	e.mark = rc_profile_mark(r, z, b, pend);
 	ret = rx_translate(r->x, b, pend, &e);
 	if (ret == 0) {
 		/* direct links go past the lookup's entry */
@@ -231,7 +231,7 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 	first = rc_wp_block_get(r, th, a);
 	if (!first)
 		return -bte_nomem;
-	rc_profile_ran(r, first, RB_PROF_RAN);
+	rc_profile_ran(r, first, RB_PROF_RAN | RB_PROF_VAR(pend));
 	if (first->trans[pend]) {
 		*trans = first->trans[pend];
 		return 0;
@@ -266,62 +266,42 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 	return ret;
 }
 
-static int in_set(const uint64_t *at, size_t n, uint64_t a)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (at[mid] == a)
-			return 1;
-		if (at[mid] < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
-}
-
 int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
-		     const uint64_t *at, const uint8_t *ibl, size_t n)
+		     const uint64_t *at, const uint8_t *how, size_t n)
 {
-	/* each translation (a variant of one of them) queues 3 at most */
-	size_t head = 0, tail = 0, cap = n + 3 * n * RX_PENDS, mark[ZONE_MAX];
-	size_t i;
-	struct ahead *queue = calloc(cap, sizeof(*queue));
+	size_t mark[ZONE_MAX], i;
+	struct ahead *queue = calloc(n * RX_PENDS + 1, sizeof(*queue));
+	size_t nq = 0;
 	int ret;
 
 	if (!queue)
 		return -bte_nomem;
 	for (i = 0; i < ZONE_MAX; i++)
 		mark[i] = i < r->nzone ? r->zone[i].npts : 0;
-	for (i = 0; i < n; i++)
-		queue[tail++] = (struct ahead){ at[i], RX_PEND_NONE };
-	/* each block, and the variants its predecessors in the set need */
-	while (head < tail) {
-		struct ahead q = queue[head++], next[3] = { { 0, 0 } };
-		size_t k, nnext = 0;
+	for (i = 0; i < n; i++) {	/* each variant that ran */
+		uint8_t p, vars = how[i] & RB_PROF_VARS;
 		struct rb *b;
 
-		if (!r->host.translatable(r->t, q.at))
+		if (!r->host.translatable(r->t, at[i]))
 			continue;
-		b = rc_wp_block_get(r, th, q.at);
-		if (!b || b->trans[q.pend] || translate_one(r, th, b, q.pend) < 0)
+		b = rc_wp_block_get(r, th, at[i]);
+		if (!b)
 			continue;
-		b->prof |= RB_PROF_HINT;
-		ahead_push(r, b, q.pend, next, &nnext);
-		for (k = 0; k < nnext; k++) {
-			if (tail < cap && in_set(at, n, next[k].at))
-				queue[tail++] = next[k];
-		}
+		if (!vars)
+			vars = RB_PROF_VAR(RX_PEND_NONE);
+		for (p = RX_PEND_NONE; p < RX_PENDS; p++)
+			if ((vars & RB_PROF_VAR(p)) && !b->trans[p] &&
+			    translate_one(r, th, b, p) == 0) {
+				b->prof |= RB_PROF_HINT;
+				queue[nq++] = (struct ahead){ at[i], p };
+			}
 	}
-	return_sites(r, th, queue, head);
+	return_sites(r, th, queue, nq);
 	link_batch(r, mark);
 	for (i = 0; i < n; i++) {
 		struct rb *b;
 
-		if (!ibl[i] || !(b = rc_block_find(r, at[i])) ||
+		if (!(how[i] & RB_PROF_IBL) || !(b = rc_block_find(r, at[i])) ||
 		    !b->trans[RX_PEND_NONE])
 			continue;
 		b->prof |= RB_PROF_IBL;

@@ -28,7 +28,9 @@
  * ascending order: a block's offset in the file (bits 0-30), bit 31 if
  * the lookup found it (an indirect branch's target, entered in the
  * tables when translated from the profile); then count bytes: the runs
- * of the file since the block last ran.
+ * of the file since the block last ran (bits 0-3), and which of its
+ * variants ran (bits 4-6: by pending outcomes, RB_PROF_VARS shifted),
+ * the ones the next run translates.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,11 +45,20 @@
 #include "rec/recorder_int.h"
 #include "tracer/tracer.h"
 
-#define PROF_MAGIC	"BTBLKS2\n"
+#define PROF_MAGIC	"BTBLKS3\n"
 #define PROF_AGE_MAX	8	/* runs a block stays without running */
 #define PROF_MAX	(4u << 20)	/* blocks a profile keeps at most */
 #define PROF_IBL	0x80000000u
 #define PROF_OFF	0x7fffffffu
+#define PROF_AGE	0x0f		/* the byte's age */
+/* a variant's bit in the byte, from a block's (RB_PROF_VARS) */
+#define PROF_VARS(prof)	((uint8_t)(((prof) & RB_PROF_VARS) << 1))
+#define RB_VARS(byte)	((uint8_t)(((byte) >> 1) & RB_PROF_VARS))
+_Static_assert(RX_PENDS == 4, "three variants, three bits");
+
+/* a zone's mark_of: the block's start, and the variant (pend) above */
+#define MARK_PEND	56
+#define MARK_PC		((1ull << MARK_PEND) - 1)
 
 struct prof_head {
 	char magic[8];
@@ -172,8 +183,9 @@ static int prof_read(const char *path, uint32_t **out, uint8_t **age,
 	    read(fd, v, h.n * sizeof(*v)) != (ssize_t)(h.n * sizeof(*v)) ||
 	    read(fd, a, h.n) != (ssize_t)h.n)
 		goto bad;
-	for (i = 1; i < h.n; i++)
-		if ((v[i] & PROF_OFF) <= (v[i - 1] & PROF_OFF))
+	for (i = 0; i < h.n; i++)
+		if ((i && (v[i] & PROF_OFF) <= (v[i - 1] & PROF_OFF)) ||
+		    (a[i] & PROF_AGE) > PROF_AGE_MAX || (a[i] & 0x80))
 			goto bad;
 	close(fd);
 	*out = v;
@@ -194,7 +206,7 @@ bad:
 
 struct hint {
 	uint64_t at;
-	uint8_t ibl;
+	uint8_t how;		/* RB_PROF_IBL, RB_PROF_VARS */
 };
 
 static int hint_cmp(const void *a, const void *b)
@@ -218,7 +230,7 @@ void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
 	char path[4200];
 	uint32_t *v;
 	uint64_t *at;
-	uint8_t *ibl;
+	uint8_t *how, *age;
 	size_t n, ng = 0, i, j, k = 0;
 
 	if (!r->cache_dir)
@@ -237,12 +249,12 @@ void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
 			g[ng++] = &r->mod[i];
 		}
 	if (prof_path(r, m, path, sizeof(path)) < 0 ||
-	    prof_read(path, &v, NULL, &n) < 0)
+	    prof_read(path, &v, &age, &n) < 0)
 		return;
 	h = malloc(n * sizeof(*h) + 1);
 	at = malloc(n * sizeof(*at) + 1);
-	ibl = malloc(n + 1);
-	for (i = 0; h && at && ibl && i < n; i++) {
+	how = malloc(n + 1);
+	for (i = 0; h && at && how && i < n; i++) {
 		uint64_t off = v[i] & PROF_OFF;
 
 		for (j = 0; j < ng; j++)
@@ -252,19 +264,21 @@ void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
 		if (j == ng)
 			continue;	/* in no executable mapping of it */
 		h[k].at = g[j]->start + (off - g[j]->offset);
-		h[k++].ibl = !!(v[i] & PROF_IBL);
+		h[k++].how = (uint8_t)(RB_VARS(age[i]) |
+				       (v[i] & PROF_IBL ? RB_PROF_IBL : 0));
 	}
 	if (k) {
 		qsort(h, k, sizeof(*h), hint_cmp);	/* by address */
 		for (i = 0; i < k; i++) {
 			at[i] = h[i].at;
-			ibl[i] = h[i].ibl;
+			how[i] = h[i].how;
 		}
-		rc_translate_set(r, th, at, ibl, k);
+		rc_translate_set(r, th, at, how, k);
 	}
 	free(h);
 	free(at);
-	free(ibl);
+	free(how);
+	free(age);
 	free(v);
 }
 
@@ -279,7 +293,7 @@ void rc_profile_ran(struct bt_recorder *r, struct rb *b, int how)
 }
 
 uint64_t rc_profile_mark(struct bt_recorder *r, struct zone *z,
-			 const struct rb *b)
+			 const struct rb *b, uint8_t pend)
 {
 	if (!r->cache_dir || z->nmark == ZONE_MARKS)
 		return 0;
@@ -292,7 +306,7 @@ uint64_t rc_profile_mark(struct bt_recorder *r, struct zone *z,
 		z->mark_of = g;
 		z->markcap = cap;
 	}
-	z->mark_of[z->nmark] = b->start;
+	z->mark_of[z->nmark] = b->start | (uint64_t)pend << MARK_PEND;
 	return z->base + ZONE_SIZE + z->nmark++;
 }
 
@@ -317,8 +331,11 @@ void rc_profile_harvest(struct bt_recorder *r)
 			for (i = 0; i < z->nmark; i++) {
 				struct rb *b;
 
-				if (m[i] && (b = rc_block_find(r, z->mark_of[i])))
-					rc_profile_ran(r, b, RB_PROF_RAN);
+				uint64_t e = z->mark_of[i];
+
+				if (m[i] && (b = rc_block_find(r, e & MARK_PC)))
+					rc_profile_ran(r, b, RB_PROF_RAN |
+						RB_PROF_VAR(e >> MARK_PEND));
 			}
 		free(m);
 	}
@@ -326,10 +343,19 @@ void rc_profile_harvest(struct bt_recorder *r)
 
 /* ---- saving ---------------------------------------------------------------- */
 
-static int u32_cmp(const void *a, const void *b)
+/*
+ * A block that ran, as a save collects them: its offset and lookup bit
+ * (the file's u32) in bits 0-31, its variants' bits (the file's byte,
+ * PROF_VARS) in bits 32-39.
+ */
+#define ENT_OFF(e)	((uint32_t)(e) & PROF_OFF)
+#define ENT_WORD(e)	((uint32_t)(e))
+#define ENT_VARS(e)	((uint8_t)((e) >> 32))
+
+static int ent_cmp(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *)a & PROF_OFF;
-	uint32_t y = *(const uint32_t *)b & PROF_OFF;
+	uint32_t x = ENT_OFF(*(const uint64_t *)a);
+	uint32_t y = ENT_OFF(*(const uint64_t *)b);
 
 	return x < y ? -1 : x > y;
 }
@@ -358,12 +384,12 @@ static int age_once(const struct rc_mod *m)
 }
 
 /*
- * @v (@n of them, ascending) ran in this run: merged into what @path
- * holds, written there whole (a file that is there is complete, old or
- * new).  What ran is 0 runs old; the rest @step older, and gone past
- * PROF_AGE_MAX.
+ * @v (@n of them, ascending, each offset once) ran in this run: merged
+ * into what @path holds, written there whole (a file that is there is
+ * complete, old or new).  What ran is 0 runs old, with the variants that
+ * ran before too; the rest @step older, and gone past PROF_AGE_MAX.
  */
-static void prof_write(const char *path, const uint32_t *v, size_t n,
+static void prof_write(const char *path, const uint64_t *v, size_t n,
 		       int step)
 {
 	struct prof_head h = { PROF_MAGIC, 0, 0 };
@@ -378,13 +404,18 @@ static void prof_write(const char *path, const uint32_t *v, size_t n,
 	all = malloc((n + nold) * sizeof(*all) + 1);
 	age = malloc(n + nold + 1);
 	while (all && age && (i < n || j < nold)) {	/* each offset once */
-		uint32_t vo = i < n ? v[i] & PROF_OFF : ~0u;
+		uint32_t vo = i < n ? ENT_OFF(v[i]) : ~0u;
 		uint32_t oo = j < nold ? old[j] & PROF_OFF : ~0u;
 
 		if (vo <= oo) {		/* ran */
-			all[k] = v[i++] | (vo == oo ? old[j++] & PROF_IBL : 0);
-			age[k++] = 0;
-		} else if (oage[j] + step <= PROF_AGE_MAX) {
+			all[k] = ENT_WORD(v[i]);
+			age[k] = ENT_VARS(v[i++]);
+			if (vo == oo) {
+				all[k] |= old[j] & PROF_IBL;
+				age[k] |= oage[j++] & ~PROF_AGE;
+			}
+			k++;
+		} else if ((oage[j] & PROF_AGE) + step <= PROF_AGE_MAX) {
 			all[k] = old[j];
 			age[k++] = (uint8_t)(oage[j++] + step);
 		} else {
@@ -434,12 +465,12 @@ static int dir_make(const char *dir)
 
 /* @v (@n, sorted) with each offset once (a file's range mapped twice,
  * as node maps its builtins); how many are left. */
-static size_t uniq(uint32_t *v, size_t n)
+static size_t uniq(uint64_t *v, size_t n)
 {
 	size_t i, k = 0;
 
 	for (i = 0; i < n; i++) {
-		if (k && (v[k - 1] & PROF_OFF) == (v[i] & PROF_OFF))
+		if (k && ENT_OFF(v[k - 1]) == ENT_OFF(v[i]))
 			v[k - 1] |= v[i];
 		else
 			v[k++] = v[i];
@@ -462,7 +493,7 @@ static size_t mod_file(const struct bt_recorder *r, const struct rc_mod *m)
 /* The blocks that ran, by file, merged into their profiles. */
 void rc_profile_save(struct bt_recorder *r)
 {
-	uint32_t **v = NULL;
+	uint64_t **v = NULL;
 	size_t *nv = NULL, *cap = NULL, i;
 	char path[4200];
 
@@ -487,7 +518,7 @@ void rc_profile_save(struct bt_recorder *r)
 			mi = mod_file(r, m);
 			if (nv[mi] == cap[mi]) {
 				size_t c = cap[mi] ? 2 * cap[mi] : 1024;
-				uint32_t *g = realloc(v[mi], c * sizeof(*g));
+				uint64_t *g = realloc(v[mi], c * sizeof(*g));
 
 				if (!g)
 					continue;
@@ -495,6 +526,7 @@ void rc_profile_save(struct bt_recorder *r)
 				cap[mi] = c;
 			}
 			v[mi][nv[mi]++] =
+				(uint64_t)PROF_VARS(b->prof) << 32 |
 				(uint32_t)(b->start - m->start + m->offset) |
 				(b->prof & RB_PROF_IBL ? PROF_IBL : 0);
 		}
@@ -502,7 +534,7 @@ void rc_profile_save(struct bt_recorder *r)
 	for (i = 0; i < r->nmod; i++) {
 		if (!nv[i] || prof_path(r, &r->mod[i], path, sizeof(path)) < 0)
 			continue;
-		qsort(v[i], nv[i], sizeof(*v[i]), u32_cmp);
+		qsort(v[i], nv[i], sizeof(*v[i]), ent_cmp);
 		prof_write(path, v[i], uniq(v[i], nv[i]), age_once(&r->mod[i]));
 	}
 out:

@@ -109,10 +109,13 @@ enum rb_term {
 #define RB_MAX_BYTES 4096
 
 /* What a block's profile says (rec_profile.c): it ran, the lookup found
- * it (an indirect branch's target), it was translated from a profile. */
+ * it (an indirect branch's target), it was translated from a profile;
+ * and which of its variants ran (by pending outcomes, RB_PROF_VAR). */
 #define RB_PROF_RAN	1
 #define RB_PROF_IBL	2
 #define RB_PROF_HINT	4
+#define RB_PROF_VAR(pend)	((uint8_t)(8u << ((pend) - 1)))
+#define RB_PROF_VARS	0x38
 
 /* A decoded block.  For RB_LEAVE, end == next: the instruction at end
  * is not part of it; ninsn counts what runs translated. */

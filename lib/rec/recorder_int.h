@@ -43,8 +43,8 @@ struct zone {
 	struct rx_point *pts;		/* by trans, ascending */
 	size_t npts, ptcap;
 	/* ZONE_MARKS bytes after the code, the program's to write: mark i
-	 * set when a translation of the block at mark_of[i] ran (made
-	 * outside the profiles: rec_profile.c) */
+	 * set when the translation of mark_of[i] ran (a block's start, the
+	 * variant's pend in bits 56-63: rec_profile.c) */
 	uint64_t *mark_of;
 	size_t nmark, markcap;
 };
@@ -242,21 +242,22 @@ void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_code_drop(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_note_syscall(struct rthread *rt, const struct user_regs_struct *regs);
 
-/* rec_link.c: the blocks at @at (@n of them, sorted, a profile's) and
- * what they lead to among them translated in one batch; those with @ibl
- * entered into the lookup tables */
+/* rec_link.c: the blocks at @at (@n of them, a profile's) translated in
+ * one batch, each in the variants @how says ran (RB_PROF_VARS; none: the
+ * one without pending outcomes), linked among themselves; those with
+ * RB_PROF_IBL entered into the lookup tables */
 int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
-		     const uint64_t *at, const uint8_t *ibl, size_t n);
+		     const uint64_t *at, const uint8_t *how, size_t n);
 
 /* rec_profile.c: the blocks a program ran, kept for its next run */
 void rc_profile_init(struct bt_recorder *r);
 void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th,
 		      uint64_t a);
 void rc_profile_ran(struct bt_recorder *r, struct rb *b, int how);
-/* The mark a translation of @b made now gets (a byte its code sets
- * when it runs), 0: none (no room). */
+/* The mark a translation of @b carrying @pend made now gets (a byte its
+ * code sets when it runs), 0: none (no room). */
 uint64_t rc_profile_mark(struct bt_recorder *r, struct zone *z,
-			 const struct rb *b);
+			 const struct rb *b, uint8_t pend);
 /* What the marks of the translations made outside profiles say ran. */
 void rc_profile_harvest(struct bt_recorder *r);
 void rc_profile_save(struct bt_recorder *r);

@@ -39,12 +39,12 @@ whole() {
 	python3 - "$1" <<'PY'
 import struct, sys
 data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"BTBLKS2\n", data[:8]
+assert data[:8] == b"BTBLKS3\n", data[:8]
 n, zero = struct.unpack("<II", data[8:16])
 assert zero == 0 and len(data) == 16 + 5 * n, (n, zero, len(data))
 offs = [v & 0x7fffffff for v in struct.unpack("<%dI" % n, data[16:16 + 4 * n])]
 assert offs == sorted(set(offs)), "not ascending"
-assert max(data[16 + 4 * n:], default=0) <= 8, "an age past 8"
+assert max((b & 15 for b in data[16 + 4 * n:]), default=0) <= 8, "an age past 8"
 print(n)
 PY
 }
@@ -110,7 +110,7 @@ python3 - "$gz" "$(stat -c %s "$(readlink -f /usr/bin/gzip)")" <<'PY'
 import struct, sys
 offs = list(range(0, int(sys.argv[2]), 7))
 ent = [o | (0x80000000 if i % 3 == 0 else 0) for i, o in enumerate(offs)]
-open(sys.argv[1], "wb").write(b"BTBLKS2\n" + struct.pack("<II", len(ent), 0) +
+open(sys.argv[1], "wb").write(b"BTBLKS3\n" + struct.pack("<II", len(ent), 0) +
                               struct.pack("<%dI" % len(ent), *ent) +
                               bytes(i % 9 for i in range(len(ent))))
 PY
