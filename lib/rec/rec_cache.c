@@ -784,12 +784,21 @@ int rc_tables_alloc(struct bt_recorder *r)
 	return 0;
 }
 
+/* @len bytes of the process's memory at @addr zeroed. */
+static void mem_zero(struct bt_recorder *r, uint64_t addr, uint64_t len)
+{
+	static const uint8_t zero[4096];
+	uint64_t a;
+
+	for (a = 0; a < len; a += sizeof(zero))
+		rc_mem_write(r, addr + a, zero,
+			     len - a < sizeof(zero) ? len - a : sizeof(zero));
+}
+
 /* Forget every translation (all threads out): the stops changed. */
 void rc_cache_flush(struct bt_recorder *r)
 {
-	static const uint8_t zero[4096];
 	size_t i;
-	uint64_t a;
 
 	rc_profile_harvest(r);	/* the marks start over too */
 	for (i = 0; i < r->nzone; i++) {
@@ -797,12 +806,10 @@ void rc_cache_flush(struct bt_recorder *r)
 
 		z->used = z->flushed = 0;
 		z->npts = 0;
-		for (a = 0; z->mark_of && a < z->nmark; a += sizeof(zero))
-			rc_mem_write(r, z->base + ZONE_SIZE + a, zero,
-				     z->nmark - a < sizeof(zero) ?
-					     z->nmark - a : sizeof(zero));
-		if (z->mark_of)
+		if (z->mark_of) {
+			mem_zero(r, z->base + ZONE_SIZE, z->nmark);
 			z->nmark = 0;
+		}
 	}
 	rc_blocks_clear(r);
 	rc_index_clear(&r->links);
@@ -811,8 +818,7 @@ void rc_cache_flush(struct bt_recorder *r)
 	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
 	if (!r->ready)
 		return;
-	for (a = 0; a < 2 * RX_TABLE_BYTES; a += sizeof(zero))
-		rc_mem_write(r, r->tables + a, zero, sizeof(zero));
+	mem_zero(r, r->tables, 2 * RX_TABLE_BYTES);
 	for (i = 0; i < 2; i++)
 		memset(r->tab_orig[i], 0, RX_TABLE_ENTRIES * sizeof(uint64_t));
 }

@@ -204,19 +204,6 @@ bad:
 
 /* ---- translating from a profile ------------------------------------------ */
 
-struct hint {
-	uint64_t at;
-	uint8_t how;		/* RB_PROF_IBL, RB_PROF_VARS */
-};
-
-static int hint_cmp(const void *a, const void *b)
-{
-	uint64_t x = ((const struct hint *)a)->at;
-	uint64_t y = ((const struct hint *)b)->at;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * A translation is needed at @a: if @a is in a module whose profile was
  * not loaded yet, translate its blocks first, in every mapping of that
@@ -226,7 +213,6 @@ static int hint_cmp(const void *a, const void *b)
 void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
 {
 	struct rc_mod *m, *g[MOD_MAX];
-	struct hint *h;
 	char path[4200];
 	uint32_t *v;
 	uint64_t *at;
@@ -251,10 +237,9 @@ void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
 	if (prof_path(r, m, path, sizeof(path)) < 0 ||
 	    prof_read(path, &v, &age, &n) < 0)
 		return;
-	h = malloc(n * sizeof(*h) + 1);
 	at = malloc(n * sizeof(*at) + 1);
 	how = malloc(n + 1);
-	for (i = 0; h && at && how && i < n; i++) {
+	for (i = 0; at && how && i < n; i++) {
 		uint64_t off = v[i] & PROF_OFF;
 
 		for (j = 0; j < ng; j++)
@@ -263,19 +248,12 @@ void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
 				break;
 		if (j == ng)
 			continue;	/* in no executable mapping of it */
-		h[k].at = g[j]->start + (off - g[j]->offset);
-		h[k++].how = (uint8_t)(RB_VARS(age[i]) |
-				       (v[i] & PROF_IBL ? RB_PROF_IBL : 0));
+		at[k] = g[j]->start + (off - g[j]->offset);
+		how[k++] = (uint8_t)(RB_VARS(age[i]) |
+				     (v[i] & PROF_IBL ? RB_PROF_IBL : 0));
 	}
-	if (k) {
-		qsort(h, k, sizeof(*h), hint_cmp);	/* by address */
-		for (i = 0; i < k; i++) {
-			at[i] = h[i].at;
-			how[i] = h[i].how;
-		}
+	if (k)
 		rc_translate_set(r, th, at, how, k);
-	}
-	free(h);
 	free(at);
 	free(how);
 	free(age);

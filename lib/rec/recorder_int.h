@@ -182,7 +182,7 @@ struct bt_recorder {
 	struct rc_mod mod[MOD_MAX];
 	size_t nmod;
 	int mods_stale;			/* mappings changed since read */
-	uint64_t prof_new;		/* blocks that ran, not in a profile */
+	uint64_t prof_new;		/* what it learnt since the last save */
 };
 
 /* recorder.c: threads and setting up */
