@@ -99,7 +99,7 @@ int64_t rc_syscall(struct bt_recorder *r, struct bt_thread *th, long nr,
 
 size_t rc_block_hash(uint64_t a, size_t n)
 {
-	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 20) & (n - 1);
+	return (size_t)((a >> 3) ^ (a >> 27)) & (n - 1);
 }
 
 static int stop_at(void *ctx, uint64_t addr)
@@ -392,15 +392,15 @@ static void unindex(struct bt_recorder *r, const struct rb *b, uint64_t first,
 	}
 }
 
-/* Free block @b, out of the hash by start already: its index by page too. */
+/* Block @b, out of the hash by start already, out of the index by page
+ * too: buried, for the records held that ran it (rec_grave.c). */
 void rc_block_drop(struct bt_recorder *r, struct rb *b)
 {
 	uint64_t first, last;
 
 	block_pages(b, &first, &last);
 	unindex(r, b, first, last + 1);
-	rb_release(b);
-	free(b);
+	rc_grave_bury(r, b);
 }
 
 void rc_blocks_clear(struct bt_recorder *r)
@@ -408,6 +408,7 @@ void rc_blocks_clear(struct bt_recorder *r)
 	size_t i;
 
 	rc_settle_all(r);	/* the records of the blocks that go: now */
+	rc_grave_clear(r);	/* and of those that went */
 	rc_profile_save(r);	/* and what they ran, for the next run */
 	for (i = 0; i < r->nbucket; i++) {
 		struct rb *b = r->bucket[i], *next;

@@ -319,6 +319,8 @@ static void take_pass(const struct rec_ring_view *v, uint64_t drained,
 		if (!len || a + len > limit)
 			break;
 		t->branches += tag_branches(p[0]);
+		t->times += p[0] == REC_TIME || p[0] == REC_TIME_SYS ||
+			    p[0] == REC_TIME_NS;
 		t->total = start + (v->top - a) - len;
 		a += len;
 	}
@@ -333,6 +335,7 @@ int rec_drain_take(const struct rec_ring_view *v, uint64_t *drained,
 
 	t->len = 0;
 	t->branches = 0;
+	t->times = 0;
 	if (v->head < v->base || v->head > v->top)
 		return -bte_corrupt;
 	t->total = v->pass_start + (v->top - v->head);
@@ -392,7 +395,7 @@ void rec_drain_walk(struct rec_walker *w, struct rec_found *f, size_t n,
 int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
 	      struct rec_walker *w, uint64_t stop)
 {
-	struct rec_take t = { NULL, 0, 0, 0 };
+	struct rec_take t = { NULL, 0, 0, 0, 0 };
 	uint64_t lo[2], hi[2];
 	size_t room = 0, n;
 	int i, lost;

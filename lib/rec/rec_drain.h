@@ -115,6 +115,7 @@ struct rec_take {
 	uint8_t *out;
 	size_t len;
 	uint64_t branches;
+	uint64_t times;		/* time records among them */
 	uint64_t total;		/* bytes written up to the oldest taken */
 };
 

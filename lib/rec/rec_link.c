@@ -420,15 +420,16 @@ void rc_code_drop(struct bt_recorder *r, uint64_t lo, uint64_t hi)
 	struct rb *dead = NULL, *b, *next;
 	size_t i;
 
-	if (blocks_in(r, lo, hi, NULL))
-		rc_settle_all(r);	/* records of code that goes: now */
 	blocks_in(r, lo, hi, &dead);
+	if (dead)	/* the held records before walk what went */
+		r->gen++;
 	for (b = dead; b; b = b->hnext)
 		orig_gone(r, b->start);
 	for (b = dead; b; b = next) {
 		next = b->hnext;
 		rc_block_drop(r, b);
 	}
+	rc_grave_trim(r);
 	for (i = 0; i < CODE_PAGES; i++)
 		if (r->pages[i].addr + 4096 > lo && r->pages[i].addr < hi)
 			r->pages[i].valid = 0;

@@ -56,9 +56,11 @@
 #define RB_VARS(byte)	((uint8_t)(((byte) >> 1) & RB_PROF_VARS))
 _Static_assert(RX_PENDS == 4, "three variants, three bits");
 
-/* a zone's mark_of: the block's start, and the variant (pend) above */
+/* a zone's mark_of: the block's start, the variant (pend) above, and
+ * whether a harvest took it already (the next one needs no lookup) */
 #define MARK_PEND	56
 #define MARK_PC		((1ull << MARK_PEND) - 1)
+#define MARK_TAKEN	(1ull << 63)
 
 struct prof_head {
 	char magic[8];
@@ -311,9 +313,12 @@ void rc_profile_harvest(struct bt_recorder *r)
 
 				uint64_t e = z->mark_of[i];
 
-				if (m[i] && (b = rc_block_find(r, e & MARK_PC)))
+				if (!m[i] || (e & MARK_TAKEN))
+					continue;
+				z->mark_of[i] |= MARK_TAKEN;
+				if ((b = rc_block_find(r, e & MARK_PC)))
 					rc_profile_ran(r, b, RB_PROF_RAN |
-						RB_PROF_VAR(e >> MARK_PEND));
+						RB_PROF_VAR((e >> MARK_PEND) & 7));
 			}
 		free(m);
 	}

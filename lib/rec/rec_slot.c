@@ -122,23 +122,25 @@ int rc_ring_sync(struct bt_recorder *r, struct rthread *rt, uint64_t pc)
 struct rc_held {
 	uint64_t stop;		/* walk on to here after them (0: no) */
 	uint32_t acc;		/* instructions the host counted before them */
+	uint32_t gen;		/* the code's generation they ran (rec_grave.c) */
 	uint8_t lost;		/* records were overwritten before them */
 	uint8_t reset;		/* where the walk stands is unknown after */
-	uint8_t pad[2];
+	uint8_t pad[6];
 };
 
 struct replay_ctx {
 	struct bt_recorder *r;
 	struct bt_thread *th;
 	uint32_t acc;
+	uint32_t gen;
 };
 
 static const struct rb *replay_block(void *ctx, uint64_t pc)
 {
 	struct replay_ctx *c = ctx;
-	struct rb *b = rc_block_get(c->r, pc);
+	struct rb *b = rc_grave_get(c->r, pc, c->gen);
 
-	if (b && !(b->prof & RB_PROF_RAN))
+	if (b && !b->dead && !(b->prof & RB_PROF_RAN))
 		rc_profile_ran(c->r, b, RB_PROF_RAN);
 	return b;
 }
@@ -189,7 +191,7 @@ static uint32_t replay_part(struct bt_recorder *r, struct bt_thread *th,
 			    const struct rc_held *h, struct rec_found *f,
 			    size_t n, uint32_t acc, int cut)
 {
-	struct replay_ctx c = { r, th, acc + h->acc };
+	struct replay_ctx c = { r, th, acc + h->acc, h->gen };
 	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
 	struct rec_walker w = { &replay_ops, &c, 0, ~0ull, NULL, 0 };
 
@@ -265,6 +267,11 @@ static void hold_put(struct bt_recorder *r, struct rthread *rt,
 {
 	struct bt_target *t = r->t;
 
+	h->gen = r->gen;
+	if (!rt->hvalid || !bt_thread_held(rt->th)) {
+		rt->hgen = r->gen;	/* its oldest part */
+		rt->hvalid = 1;
+	}
 	memcpy(p, h, sizeof(*h));
 	bt_thread_hold(rt->th, sizeof(*h) + len,
 		       branches * sizeof(struct bt_rec_branch));
@@ -306,7 +313,7 @@ void rc_drain_as(struct bt_recorder *r, struct rthread *rt, uint64_t stop,
 		.prev_low = rt->prev_low,
 	};
 	struct rc_held h = { .stop = stop, .reset = (uint8_t)reset };
-	struct rec_take take = { NULL, 0, 0, 0 };
+	struct rec_take take = { NULL, 0, 0, 0, 0 };
 	uint64_t lo[2], hi[2], drained = rt->drained, newest = 0;
 	size_t room = 0;
 	int k, nspan = 0, lost = -1;
@@ -339,7 +346,8 @@ void rc_drain_as(struct bt_recorder *r, struct rthread *rt, uint64_t stop,
 		r->t->stats.ring_bytes += drained - rt->drained;
 	rt->drained = drained;
 	h.lost = (uint8_t)lost;
-	held_times(r, take.out, take.len, &newest);
+	if (take.times)
+		held_times(r, take.out, take.len, &newest);
 	if (r->host.acc_take)
 		h.acc = r->host.acc_take(r->t, rt->th);
 	hold_put(r, rt, &h, take.out - sizeof(h), take.len, take.branches);

@@ -136,6 +136,7 @@ struct rb {
 	uint64_t trans[RX_PENDS];	/* its translation by pending
 					   outcomes, 0: none yet */
 	int dead;		/* its code went away (rec_link.c's invalidation) */
+	uint32_t died;		/* the generation it died in (rec_grave.c) */
 	struct rb *hnext;
 	/* The cache's: the blocks at next and target as last found, valid
 	 * while succ_epoch is the cache's epoch (rc_block_get) */

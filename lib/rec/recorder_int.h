@@ -104,6 +104,8 @@ struct rthread {
 	uint64_t lifted;		/* our int3 lifted for its step */
 	uint64_t sigmask;		/* its blocked signals while in */
 	int sigmask_known;		/* read where it entered (rec_sigs.c) */
+	uint32_t hgen;			/* its oldest held part's generation, */
+	int hvalid;			/* if it holds one (rec_grave.c) */
 };
 
 /* The kernel's struct sigaction (rt_sigaction's), x86-64. */
@@ -149,6 +151,10 @@ struct bt_recorder {
 	struct rb **bucket;		/* blocks by start */
 	size_t nbucket, nblocks;
 	uint64_t epoch;			/* bumped when a block leaves the hash */
+	uint32_t gen;			/* bumped when code goes (rec_grave.c) */
+	struct rb **grave, **grave_hash;	/* blocks dead since */
+	uint64_t *grave_pages;			/* pages of theirs, a filter */
+	size_t ngrave, grave_head, grave_cap;
 	struct rb *prev;		/* rc_block_get's last, in prev_epoch */
 	uint64_t prev_epoch;
 	struct index by_page;		/* blocks by the pages they cover */
@@ -230,6 +236,12 @@ struct inode **rc_index_head(const struct index *x, uint64_t key);
 void rc_index_unlink(struct index *x, struct inode **pp);
 void rc_index_clear(struct index *x);
 void rc_cache_flush(struct bt_recorder *r);
+
+/* rec_grave.c: blocks whose code went, for the held parts before */
+void rc_grave_bury(struct bt_recorder *r, struct rb *b);
+void rc_grave_trim(struct bt_recorder *r);
+void rc_grave_clear(struct bt_recorder *r);
+struct rb *rc_grave_get(struct bt_recorder *r, uint64_t a, uint32_t gen);
 
 /* rec_link.c: translating, linking, code that goes away */
 int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,

@@ -6,7 +6,8 @@
  *
  *	jit_rewrite [ROUNDS]
  *		(default 160) each round writes a small function (a loop with
- *		a conditional, its count and constant changing) into one of
+ *		a conditional, its count and constant changing, and 0 to 2
+ *		nops before it, so that its branches move) into one of
  *		four slots of a 2-page buffer, calls every slot written so
  *		far, and once in a while a function that counts its own
  *		calls in a word on its own page (code writing the page it
@@ -21,13 +22,18 @@
 typedef unsigned int (*fn_t)(unsigned int);
 
 /*
- * f(x): [inc dword [counter]]; eax = x; repeat k times: eax += c, and
- * eax ^= 0x55 where it came out even.
+ * f(x): @pad nops; [inc dword [counter]]; eax = x; repeat k times:
+ * eax += c, and eax ^= 0x55 where it came out even.  A history of the
+ * function before a rewrite is the old one's: with another @pad, none
+ * of its branches is where the new one's are.
  */
-static size_t emit(uint8_t *p, unsigned int k, unsigned int c,
-		   const uint8_t *counter)
+static size_t emit(uint8_t *p, unsigned int pad, unsigned int k,
+		   unsigned int c, const uint8_t *counter)
 {
 	size_t n = 0;
+
+	while (n < pad)
+		p[n++] = 0x90;
 
 	if (counter) {			/* inc dword [rip + counter] */
 		int32_t d = (int32_t)(counter - (p + 6));
@@ -64,13 +70,14 @@ int main(int argc, char **argv)
 		return 1;
 	for (i = 0; i < rounds; i++) {
 		s = i % 4;
-		emit(buf + slot[s], 1 + i % 7, (unsigned int)i * 3 + 1, NULL);
+		emit(buf + slot[s], i / 4 % 3, 1 + i % 7, (unsigned int)i * 3 + 1,
+		     NULL);
 		written |= 1u << s;
 		for (s = 0; s < 4; s++)
 			if (written & (1u << s))
 				sum = sum * 31 + ((fn_t)(buf + slot[s]))(sum);
 		if (i % 16 == 0) {
-			emit(buf + 0x1c00, 2, (unsigned int)i, counter);
+			emit(buf + 0x1c00, i / 16 % 3, 2, (unsigned int)i, counter);
 			sum += ((fn_t)(buf + 0x1c00))(sum);
 			sum += ((fn_t)(buf + 0x1c00))(sum);
 		}
