@@ -219,24 +219,48 @@ static int load_operand(struct rx_emit *e, const uint8_t *code, size_t len,
 }
 
 /*
- * Push the 64-bit @value without touching flags or registers: push its
- * low half (sign-extended), then store its high half over what that put
- * there.  The push may fault as the original call's would: a point for
- * it, the program's state there being the call's with @mask to restore.
- * Between the two stores there is no point: a thread stopped there is
- * stepped on to the next.
+ * Push the 64-bit @value without touching flags or registers: push
+ * $imm32 where it fits sign-extended, else push the 8 bytes of a literal
+ * placed after the translation (emit_literal).  The push may fault as
+ * the original call's would: a point for it, the program's state there
+ * being the call's with @mask to restore.
  */
 static int push_value(struct rx_emit *e, uint64_t value, int mask,
 		      uint64_t call)
 {
 	if (point(e, RX_POINT_SAFE, call, 0, mask) < 0)
 		return -bte_nomem;
-	put8(e, 0x68);			/* push $lo */
-	put32(e, (uint32_t)value);
-	if (value < 0x80000000ull)
+	if (value < 0x80000000ull) {
+		put8(e, 0x68);		/* push $imm32 */
+		put32(e, (uint32_t)value);
 		return 0;
-	put(e, "\xc7\x44\x24\x04", 4);	/* movl $hi,4(%rsp) */
-	put32(e, (uint32_t)(value >> 32));
+	}
+	/*
+	 * push 8 bytes from a literal after the translation: one store.
+	 * push $lo then movl $hi,4(%rsp) made the return's pop read two
+	 * stores, which the processor cannot forward (a stall each return).
+	 */
+	put(e, "\xff\x35", 2);		/* push lit(%rip) */
+	e->lit_at = e->len;
+	e->lit = value;
+	put32(e, 0);
+	return 0;
+}
+
+/* The literal a push reads, after the translation's last instruction. */
+static int emit_literal(struct rx_emit *e)
+{
+	int32_t d;
+	int ret = grow(e, 16);
+
+	if (ret < 0)
+		return ret;
+	while ((e->base + e->len) & 7)
+		put8(e, 0xcc);
+	d = (int32_t)(e->len - (e->lit_at + 4));
+	memcpy(e->buf + e->lit_at, &d, 4);
+	put64(e, e->lit);
+	e->lit_at = 0;
 	return 0;
 }
 
@@ -609,7 +633,10 @@ int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
 			ret = emit_body(b, e);
 		if (ret == 0)
 			ret = emit_term(x, b, e);
+		if (ret == 0 && e->lit_at)
+			ret = emit_literal(e);
 	}
+	e->lit_at = 0;
 	if (ret < 0) {	/* nothing half-made stays */
 		e->len = len0;
 		e->npts = npts0;

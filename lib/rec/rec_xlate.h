@@ -257,6 +257,8 @@ struct rx_emit {
 	int no_time;		/* no TSC records around system calls */
 	uint64_t mark;		/* a byte the translation sets to 1 when it
 				   runs (movb, flags kept), 0: none */
+	size_t lit_at;		/* a push's disp32 to its literal, 0: none */
+	uint64_t lit;		/* the literal, put after the translation */
 };
 
 /* Emit the translation of @b carrying @pend at e->base + e->len.  0,
