@@ -319,8 +319,7 @@ static void take_pass(const struct rec_ring_view *v, uint64_t drained,
 		if (!len || a + len > limit)
 			break;
 		t->branches += tag_branches(p[0]);
-		t->times += p[0] == REC_TIME || p[0] == REC_TIME_SYS ||
-			    p[0] == REC_TIME_NS;
+		t->times += REC_IS_TIME(p[0]);
 		t->total = start + (v->top - a) - len;
 		a += len;
 	}

@@ -34,7 +34,8 @@ static size_t page_bit(uint64_t a)
 	return (size_t)((pg ^ (pg >> 16)) & (GRAVE_PAGES - 1));
 }
 
-/* The oldest generation a thread's held parts may be of; r->gen: none. */
+/* The oldest generation a thread's held parts may be of; r->gen: none.
+ * A thread that holds nothing any more is marked so (hvalid). */
 static uint32_t oldest_held(struct bt_recorder *r)
 {
 	uint32_t min = r->gen;
@@ -80,13 +81,11 @@ static void grave_free(struct bt_recorder *r, uint32_t gen)
 	}
 }
 
-/* @b, out of the hash and its index by page, died now: kept for the held
- * parts taken before, or freed. */
+/* @b, out of the hash and its index by page, died now: kept, until
+ * rc_grave_trim() finds no held part that may walk it. */
 void rc_grave_bury(struct bt_recorder *r, struct rb *b)
 {
 	b->died = r->gen;
-	if (oldest_held(r) == r->gen)
-		goto drop;
 	if (!r->grave_hash) {
 		r->grave_hash = calloc(GRAVE_HASH, sizeof(*r->grave_hash));
 		r->grave_pages = calloc(GRAVE_PAGES / 64, sizeof(uint64_t));
@@ -125,8 +124,9 @@ drop:
 	free(b);
 }
 
-/* After a drop: what no held part needs goes, and all of it past
- * GRAVE_MAX, once the held history is walked. */
+/* After a drop: what no held part needs goes (all it buried, where no
+ * thread holds anything), and all of it past GRAVE_MAX, once the held
+ * history is walked. */
 void rc_grave_trim(struct bt_recorder *r)
 {
 	if (r->ngrave == r->grave_head)

@@ -59,6 +59,8 @@
 #define REC_TIME_NS	0x22	/* CLOCK_MONOTONIC here (the tracer's) */
 /* REC_TIME_SYS in ns: only in a record the tracer holds (rec_slot.c) */
 #define REC_TIME_SYS_NS	0x23
+/* A time record as a ring holds it: the program's two, the tracer's */
+#define REC_IS_TIME(tag)	((tag) >= REC_TIME_SYS && (tag) <= REC_TIME_NS)
 #define REC_ADDR_LEN	9	/* tag + 8-byte address */
 #define REC_IND32_LEN	5	/* tag + the low 4 bytes */
 

@@ -243,8 +243,7 @@ static void held_times(struct bt_recorder *r, uint8_t *raw, size_t len,
 
 		if (!rlen || off + rlen > len)
 			break;
-		if (tag == REC_TIME || tag == REC_TIME_SYS ||
-		    tag == REC_TIME_NS) {
+		if (REC_IS_TIME(tag)) {
 			memcpy(&v, raw + off + 1, 8);
 			if (tag != REC_TIME_NS) {
 				v = rc_clock_ns(&r->clock, v);

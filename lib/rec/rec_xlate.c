@@ -260,7 +260,6 @@ static int emit_literal(struct rx_emit *e)
 	d = (int32_t)(e->len - (e->lit_at + 4));
 	memcpy(e->buf + e->lit_at, &d, 4);
 	put64(e, e->lit);
-	e->lit_at = 0;
 	return 0;
 }
 
