@@ -162,6 +162,18 @@ static const struct bt_recorder_host host = {
 
 /* ---- lifetime --------------------------------------------------------- */
 
+/*
+ * A thread may be pinned (tracer.h) while it runs translated code and no
+ * untraced code runs natively: the translations leave at every system
+ * call that could see the pin (rec_dispatch.c releases it there).
+ */
+static int pin_ok(struct bt_target *t, struct bt_thread *th)
+{
+	struct bt_recorder *r = recorder_of(t, th);
+
+	return bt_recorder_in(r, th) && !bt_recorder_native(r);
+}
+
 static int record_init(struct bt_target *t)
 {
 	struct rec_procs *s;
@@ -178,6 +190,7 @@ static int record_init(struct bt_target *t)
 		return ret < 0 ? ret : -bte_nomem;
 	}
 	bt_fast_set_above(t, s);
+	bt_pin_allow(t, pin_ok);
 	return 0;
 }
 

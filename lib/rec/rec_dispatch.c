@@ -171,13 +171,37 @@ static int safe_point(struct bt_recorder *r, struct rthread *rt,
 }
 
 /*
- * The thread leaves at original @orig, @regs the program's own; the
- * outcomes @pend it carried there go into its ring first.
+ * Does the system call @nr, run by a thread that leaves for it, keep the
+ * thread and the tracer bound to one CPU (tracer.h)?  Not those that would
+ * see the binding or hand it on.
+ */
+static int pin_keeps(long nr)
+{
+	switch (nr) {
+	case SYS_sched_setaffinity:
+	case SYS_sched_getaffinity:
+	case SYS_clone:
+	case SYS_clone3:
+	case SYS_fork:
+	case SYS_vfork:
+		return 0;
+	}
+	return nr >= 0;
+}
+
+/*
+ * The thread leaves at original @orig, @regs the program's own, for the
+ * system call @sys (-1: for longer); the outcomes @pend it carried there
+ * go into its ring first.
  */
 static void leave_at(struct bt_recorder *r, struct rthread *rt,
-		     struct user_regs_struct *regs, uint64_t orig, uint8_t pend)
+		     struct user_regs_struct *regs, uint64_t orig, uint8_t pend,
+		     long sys)
 {
 	uint8_t tnt = (uint8_t)(REC_TNT | pend);
+
+	if (!pin_keeps(sys))
+		bt_pin_release(r->t, sys == SYS_sched_setaffinity);
 
 	if (pend != RX_PEND_NONE)
 		rc_ring_put(r, rt, &tnt, 1);
@@ -243,7 +267,7 @@ static int exit_direct(struct bt_recorder *r, struct rthread *rt,
 
 	if (!r->host.translatable(r->t, pt.orig) ||
 	    rc_translate(r, rt->th, pt.orig, pt.pend, &trans) < 0) {
-		leave_at(r, rt, regs, pt.orig, pt.pend);
+		leave_at(r, rt, regs, pt.orig, pt.pend, -1);
 		return BT_RECORDER_LEFT;
 	}
 	/* translating may have moved the points: find it again */
@@ -275,7 +299,7 @@ static int exit_ibl(struct bt_recorder *r, struct rthread *rt,
 	} else if (!r->host.translatable(r->t, target) ||
 	    rc_translate(r, rt->th, target, RX_PEND_NONE, &trans) < 0) {
 		regs_restore(r, rt, regs, p->mask, 0);
-		leave_at(r, rt, regs, target, RX_PEND_NONE);
+		leave_at(r, rt, regs, target, RX_PEND_NONE, -1);
 		return BT_RECORDER_LEFT;
 	}
 	if (p->aux)
@@ -318,7 +342,8 @@ static int exit_at(struct bt_recorder *r, struct rthread *rt,
 					rc_profile_harvest(r);
 				rc_sigs_syscall(r, regs);
 			}
-			leave_at(r, rt, regs, p[i].orig, p[i].pend);
+			leave_at(r, rt, regs, p[i].orig, p[i].pend,
+				 p[i].mask & RM_RCX ? (long)regs->rax : -1);
 			if (p[i].mask & RM_RCX)
 				rc_wp_syscall(r, rt->th, regs);
 			return BT_RECORDER_LEFT_STEP;
@@ -415,7 +440,7 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 	}
 	if (i == STEP_MAX)
 		goto dead;
-	leave_at(r, rt, &regs, orig, pend);
+	leave_at(r, rt, &regs, orig, pend, -1);
 	goto out;
 dead:
 	rc_drain(r, rt, 0);

@@ -131,6 +131,7 @@ int rc_native_exit(struct bt_recorder *r, struct bt_thread *th, uint64_t near,
 		return -bte_noent;
 	if (!n->on && r->host.native_on)
 		r->host.native_on(r->t);
+	bt_pin_release(r->t, 0);	/* native code's calls go unseen */
 	if (aset_get(&n->exits, target, trans) && *trans) {
 		*trans += RX_ENTRY_LEN;
 		return 0;
@@ -293,6 +294,11 @@ void rc_native_ret(struct bt_recorder *r, uint64_t site)
 {
 	if (r->nat && r->nat->on)
 		bt_recorder_reentry_add(r, site);
+}
+
+int bt_recorder_native(const struct bt_recorder *r)
+{
+	return r && r->nat && (r->nat->on || r->nat->exits.n);
 }
 
 void bt_recorder_native_off(struct bt_recorder *r)

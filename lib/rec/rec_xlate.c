@@ -378,6 +378,7 @@ static const uint16_t leave_syscalls[] = {
 	60, 231,	/* exit, exit_group */
 	158,	/* arch_prctl: the gs base is ours */
 	9, 10, 11, 25,	/* mmap, mprotect, munmap, mremap: code may go */
+	203, 204,	/* sched_{set,get}affinity: the tracer's CPU binding */
 };
 
 /*

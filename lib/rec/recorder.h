@@ -230,6 +230,9 @@ void bt_recorder_invalidate(struct bt_recorder *r, uint64_t lo,
  */
 int bt_recorder_native_on(struct bt_recorder *r);
 
+/* Does untraced code run natively in @r's process (above)? */
+int bt_recorder_native(const struct bt_recorder *r);
+
 /*
  * Native code ran before (a process before --from) but need not from now
  * on: the next native exit made turns it on again (the host's native_on).

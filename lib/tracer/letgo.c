@@ -157,6 +157,7 @@ static int letgo_begin(struct bt_target *t)
 {
 	int ret = bt_target_stop_all(t), r;
 
+	bt_pin_release(t, 1);
 	settle_breaks(t);
 	r = bt_breaks_remove_all(t);
 	return ret ? ret : r;
@@ -281,6 +282,7 @@ int bt_target_finish(struct bt_target *t, int *wstatus)
 	}
 	if (t->traced) {
 		ret = bt_target_stop_all(t);
+		bt_pin_release(t, 1);
 		settle_breaks(t);
 		bt_breaks_remove_all(t);
 		detach_all(t);

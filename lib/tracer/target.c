@@ -62,6 +62,7 @@ void bt_target_release(struct bt_target *t)
 {
 	size_t i;
 
+	bt_pin_release(t, 1);	/* the tracer's own mask back */
 	for (i = 0; i < t->nthreads; i++) {
 		bt_thread_gone(t, t->threads[i]);
 		bt_thread_free(t->threads[i]);

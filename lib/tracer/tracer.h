@@ -7,6 +7,7 @@
  * (backend.h).  Not part of the public API.
  */
 
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -18,6 +19,7 @@
 
 struct bt_aspace;
 struct bt_ns;
+struct bt_target;
 
 enum bt_thread_state {
 	BT_TH_STOPPED = 0,	/* in a ptrace-stop that the tracer has seen */
@@ -109,6 +111,18 @@ struct bt_break {
 	pid_t pid;
 };
 
+/* pin.c: the target's one thread and the tracer bound to one CPU */
+struct bt_pin {
+	/* the backend's word that @th runs where every system call that
+	   could see the pin is seen (NULL: never pin) */
+	int (*ok)(struct bt_target *t, struct bt_thread *th);
+	int never;		/* the program set its own mask */
+	int near;		/* stops in a row that came soon after a run */
+	pid_t tid;		/* the thread pinned, 0: none */
+	cpu_set_t orig;		/* its mask before */
+	cpu_set_t self;		/* the tracer's */
+};
+
 struct bt_target {
 	pid_t pid;
 	pid_t tracer;		/* the thread that may call ptrace */
@@ -149,6 +163,7 @@ struct bt_target {
 	int planned;		/* bt_target_resume() runs: signals as told */
 	struct bt_ns *ns;	/* non-stop's queue and pauses (nonstop.c) */
 	uint64_t spin_ns;	/* how long the next wait polls (wait.c) */
+	struct bt_pin pin;
 };
 
 /*
@@ -219,6 +234,19 @@ int bt_thread_ring_capture(struct bt_thread *th, struct bt_ring_view *view,
 
 int bt_thread_gap(struct bt_thread *th, uint64_t from, uint64_t to,
 		  int reason);
+
+/*
+ * pin.c: while the target is one thread and its stops come in bursts, it
+ * and the tracer run on one CPU.  bt_pin_allow() is a backend's: @ok says
+ * whether a thread runs where the system calls that would see the pin
+ * are seen, and released first (bt_pin_release(): @for_good where the
+ * program set its own mask).  bt_pin_stop() is the wait's, at each stop
+ * of @tid, which ran @ran_ns since the wait began.
+ */
+void bt_pin_allow(struct bt_target *t,
+		  int (*ok)(struct bt_target *t, struct bt_thread *th));
+void bt_pin_release(struct bt_target *t, int for_good);
+void bt_pin_stop(struct bt_target *t, pid_t tid, uint64_t ran_ns);
 
 /* clock.c: CLOCK_MONOTONIC now, in ns. */
 uint64_t bt_clock_ns(void);

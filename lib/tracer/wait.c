@@ -79,6 +79,7 @@ static pid_t spin(struct bt_target *t, pid_t tid, int *status)
 
 int bt_target_wait(struct bt_target *t, pid_t tid, pid_t *who, int *status)
 {
+	uint64_t start = bt_clock_ns();
 	int pending;
 	pid_t r;
 
@@ -100,5 +101,6 @@ int bt_target_wait(struct bt_target *t, pid_t tid, pid_t *who, int *status)
 			       "waitpid(%d)", tid);
 	}
 	*who = r;
+	bt_pin_stop(t, r, bt_clock_ns() - start);
 	return 1;
 }

@@ -4,7 +4,9 @@
 # stepping for want of room), and after each detach the program's mappings
 # are what they were before the first attach (zones, tables and rings
 # unmapped), its virtual size the same, its resident size within a few
-# pages.  It ends with the checksum of an untraced run.
+# pages, and the CPUs it may run on those it had (BTRACE_PIN=1: the
+# recorder binds it to the tracer's CPU at its stops, lib/tracer/pin.c).
+# It ends with the checksum of an untraced run.
 . "$(dirname "$0")/sess_common.bash"
 
 ROUNDS=200000
@@ -14,6 +16,8 @@ sleep 0.1
 maps0=$(cat "/proc/$TPID/maps")
 vsz0=$(awk '/^VmSize:/ { print $2 }' "/proc/$TPID/status")
 rss0=$(awk '/^VmRSS:/ { print $2 }' "/proc/$TPID/status")
+cpus0=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$TPID/status")
+export BTRACE_PIN=1
 first=
 for i in $(seq 1 20); do
 	log=$WORK/attach.$i
@@ -50,6 +54,8 @@ for i in $(seq 1 20); do
 	vsz=$(awk '/^VmSize:/ { print $2 }' "/proc/$TPID/status")
 	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$TPID/status")
 	[ "$vsz" = "$vsz0" ] || fail "cycle $i: VmSize $vsz kB, was $vsz0 kB"
+	cpus=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$TPID/status")
+	[ "$cpus" = "$cpus0" ] || fail "cycle $i: CPUs $cpus, were $cpus0"
 	# Pages of the program's code read to translate it may become resident.
 	[ "$rss" -le $((rss0 + 256)) ] ||
 		fail "cycle $i: VmRSS $rss kB, was $rss0 kB"

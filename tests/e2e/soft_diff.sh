@@ -7,7 +7,8 @@
 # see file-mapped code change under it: rec_remap is the recorder's only.)  Threaded targets are compared with the
 # timing-dependent parts relaxed (softdiff -t).  Skipped, and named as
 # such: the programs of the attach and session tests (they wait on
-# clocks, threads and input), the process trees of rec_filters and
+# clocks, threads and input), pin_mask (it prints the CPUs it may run on,
+# and softdiff binds its reference to one: e2e/rec_pin), the process trees of rec_filters and
 # rec_tree_fate (compared there, children too), scrub (it walks its own mappings, btrace's
 # among them), programs sized for clocks or ring overflow, and programs
 # that do not end by themselves or take more than 0.5 s untraced.
@@ -37,6 +38,9 @@ for prog in "$TARGETS"/*; do
 		continue ;;
 	scrub)	# walks /proc/self/maps: its path depends on btrace's mappings
 		echo "skip $name: its path depends on the mappings btrace adds (e2e/rec_scrub)"
+		continue ;;
+	pin_mask)	# prints its CPU mask, which softdiff's reference binds
+		echo "skip $name: its path depends on the CPUs it may use (e2e/rec_pin)"
 		continue ;;
 	fork_filter_dyn|tree_kill)	# trees, compared in their own tests
 		echo "skip $name: a process tree (e2e/rec_filters, e2e/rec_tree_fate)"
