@@ -16,7 +16,8 @@
  *     (goal <= 4);
  *  4. stops against the ring: btrace's CPU for python3 with a 64 MiB ring
  *     against a 64 KiB one (goal <= 1.2x), and for a whole run of
- *     `btrace run -- /bin/true` (goal < 0.1 s).
+ *     `btrace run -- /bin/true` (goal < 0.1 s); python3's first run with
+ *     its stops' bursts on one CPU and without (BTRACE_PIN=0).
  *  5. a process tree: a shell loop of gzip | wc under --follow-fork,
  *     ptrace stops per taken branch over the whole run (goal <= 0.02);
  *     posix_spawn's vfork children (targets/rec_spawn), the same.
@@ -280,6 +281,55 @@ static double true_cpu(const char *cache)
 	return tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
 }
 
+/* CPU seconds of this process and the children it reaped. */
+static double tree_cpu(void)
+{
+	struct rusage ru;
+	double c = self_cpu();
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return c + tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+}
+
+/*
+ * Bursts of stops on one CPU (lib/tracer/pin.c): python3 -c 'print(1)'
+ * with an empty code cache (3 k stops), CPU of the tree with the binding
+ * off (BTRACE_PIN=0) and on, best of three each, taken in turns.
+ */
+static int bench_pin(void)
+{
+	char *py[] = { "python3", "-c", "print(1)", NULL };
+	char dir[] = "/tmp/btrace-bench-pin.XXXXXX", cmd[64];
+	double best[2] = { -1, -1 };
+	struct result r;
+	int i, on, ret = 0;
+
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/*", dir);
+	code_cache = dir;
+	for (i = 0; i < WARM_ROUNDS && !ret; i++)
+		for (on = 0; on < 2 && !ret; on++) {
+			double c0;
+
+			if (system(cmd) != 0)
+				ret = -1;
+			setenv("BTRACE_PIN", on ? "" : "0", 1);
+			c0 = tree_cpu();
+			if (!ret && traced(py, BT_SOFT_RECORD, 0, &r) < 0)
+				ret = -1;
+			keep_min(&best[on], tree_cpu() - c0);
+		}
+	unsetenv("BTRACE_PIN");
+	code_cache = "";
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0 || ret)
+		return -1;
+	printf("python3 -c 'print(1)', empty code cache, CPU of the tree: threads and btrace on one CPU in bursts of stops %.2f s, never (BTRACE_PIN=0) %.2f s: %.2fx\n",
+	       best[1], best[0], best[1] / best[0]);
+	return 0;
+}
+
 /*
  * What a stop costs against the ring: btrace's CPU for python3 with a
  * 64 KiB and a 64 MiB ring (best of three each; a stop reads only what
@@ -318,7 +368,7 @@ static int bench_stops(void)
 	printf("btrace run -- /bin/true: %.3f s of CPU, start-up and report included, no code cache (goal < 0.1 s): %s; %.3f s with its code cache warm\n",
 	       tr, bench_verdict(tr < 0.1), trw);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return system(cmd) == 0 && bench_pin() == 0 ? 0 : -1;
 }
 
 /* @prog recorded with --follow-fork, to its end. */

@@ -169,9 +169,14 @@ static const struct bt_recorder_host host = {
  */
 static int pin_ok(struct bt_target *t, struct bt_thread *th)
 {
-	struct bt_recorder *r = recorder_of(t, th);
+	struct rec_procs *s = procs_of(t);
+	struct rec_proc *p;
 
-	return bt_recorder_in(r, th) && !bt_recorder_native(r);
+	/* not recorder_of(): asked from the wait, it must not change the
+	   process the call under way is for */
+	p = s ? rec_procs_find(s, rec_procs_host(s, bt_thread_tgid(t, th)))
+	      : NULL;
+	return p && bt_recorder_in(p->r, th) && !bt_recorder_native(p->r);
 }
 
 static int record_init(struct bt_target *t)

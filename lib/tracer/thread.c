@@ -186,6 +186,7 @@ void bt_thread_free(struct bt_thread *th)
 	bt_fault_free(th);
 	bt_thread_journal_free(th);
 	bt_ring_free(th->ring);
+	free(th->pin_mask);
 	free(th);
 }
 

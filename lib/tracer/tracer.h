@@ -94,6 +94,7 @@ struct bt_thread {
 	 */
 	struct bt_fault_keep *fault;
 	uint64_t fault_guard;
+	cpu_set_t *pin_mask;	/* pin.c: its mask before the pin, or NULL */
 	void *bk;		/* backend's per-thread data */
 };
 
@@ -111,15 +112,19 @@ struct bt_break {
 	pid_t pid;
 };
 
-/* pin.c: the target's one thread and the tracer bound to one CPU */
+/* pin.c: the target's threads and the tracer bound to one CPU */
 struct bt_pin {
 	/* the backend's word that @th runs where every system call that
 	   could see the pin is seen (NULL: never pin) */
 	int (*ok)(struct bt_target *t, struct bt_thread *th);
+	int mode;		/* BTRACE_PIN's (pin.c) */
 	int never;		/* the program set its own mask */
 	int near;		/* stops in a row that came soon after a run */
-	pid_t tid;		/* the thread pinned, 0: none */
-	cpu_set_t orig;		/* its mask before */
+	size_t n;		/* threads pinned, 0: none */
+	uint64_t last;		/* CLOCK_MONOTONIC ns at the last stop */
+	uint64_t ran, busy;	/* moving averages: the target's run up to a
+				   stop, the tracer's work after it (ns) */
+	cpu_set_t orig;		/* the first thread's mask before */
 	cpu_set_t self;		/* the tracer's */
 };
 
@@ -236,17 +241,17 @@ int bt_thread_gap(struct bt_thread *th, uint64_t from, uint64_t to,
 		  int reason);
 
 /*
- * pin.c: while the target is one thread and its stops come in bursts, it
- * and the tracer run on one CPU.  bt_pin_allow() is a backend's: @ok says
+ * pin.c: while the target's stops come in bursts, its threads and the
+ * tracer run on one CPU.  bt_pin_allow() is a backend's: @ok says
  * whether a thread runs where the system calls that would see the pin
  * are seen, and released first (bt_pin_release(): @for_good where the
- * program set its own mask).  bt_pin_stop() is the wait's, at each stop
- * of @tid, which ran @ran_ns since the wait began.
+ * program set its own mask).  bt_pin_stop() is the wait's, at each stop:
+ * the wait began at @start_ns, the stop came at @end_ns.
  */
 void bt_pin_allow(struct bt_target *t,
 		  int (*ok)(struct bt_target *t, struct bt_thread *th));
 void bt_pin_release(struct bt_target *t, int for_good);
-void bt_pin_stop(struct bt_target *t, pid_t tid, uint64_t ran_ns);
+void bt_pin_stop(struct bt_target *t, uint64_t start_ns, uint64_t end_ns);
 
 /* clock.c: CLOCK_MONOTONIC now, in ns. */
 uint64_t bt_clock_ns(void);

@@ -101,6 +101,6 @@ int bt_target_wait(struct bt_target *t, pid_t tid, pid_t *who, int *status)
 			       "waitpid(%d)", tid);
 	}
 	*who = r;
-	bt_pin_stop(t, r, bt_clock_ns() - start);
+	bt_pin_stop(t, start, bt_clock_ns());
 	return 1;
 }

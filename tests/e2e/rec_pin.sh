@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The recorder binds a one-thread program and the tracer to one CPU while
+# The recorder binds the program's threads and the tracer to one CPU while
 # its stops come in bursts (lib/tracer/pin.c), and the program never sees
 # it: targets/pin_mask prints each way a program looks at its CPU mask.
 # - BTRACE_PIN=1 (a pin at every stop where one may be, so that what is
 #   checked does not depend on timing), a cold code cache: its first read
 #   of /proc/self/status shows one CPU of its mask (the pin is real);
-#   sched_getaffinity, a fork child, a second thread see the whole mask;
-#   its own sched_setaffinity holds, through later stops; the same with
-#   --follow-fork.
+#   sched_getaffinity, a fork child (what it inherited), a second thread
+#   after stops of both threads see the whole mask; its own
+#   sched_setaffinity holds, through later stops; the same with
+#   --follow-fork (the child traced too).
 # - The default (pins where stops come close), twice, and BTRACE_PIN=0:
 #   every line but the first as in an untraced run.
 # (attach_release.sh: a process attached to, pinned, has its mask back

@@ -5,8 +5,10 @@
  *   first   /proc/self/status's Cpus_allowed_list, read before any other
  *           look at it (the one place the tracer's binding may show)
  *   get     sched_getaffinity
- *   child   a fork child's own Cpus_allowed_list
- *   thread  a second thread's own Cpus_allowed_list
+ *   child   a fork child's sched_getaffinity (what it inherited, where
+ *           it is not traced)
+ *   thread  a second thread's sched_getaffinity, after its own calls
+ *           (stops of two threads: the binding may take both)
  *   set     after sched_setaffinity to the first CPU of the mask: its
  *           Cpus_allowed_list, then again after 20000 calls of a function
  *           through a pointer (stops, with a cold code cache)
@@ -58,13 +60,22 @@ static void mask_list(const cpu_set_t *s, char *out, size_t n)
 	}
 }
 
+static int step(int x);
+
 static void *thread_main(void *arg)
 {
+	int (*volatile f)(int) = step;
 	char l[256];
+	cpu_set_t s;
+	int i, x = 0;
 
 	(void)arg;
-	status_list("/proc/thread-self/status", l, sizeof(l));
-	printf("thread %s\n", l);
+	for (i = 0; i < 1000; i++)	/* stops of two threads */
+		x = f(x);
+	if (sched_getaffinity(0, sizeof(s), &s) < 0)
+		return NULL;
+	mask_list(&s, l, sizeof(l));
+	printf("thread %s %d\n", l, x == 42);
 	fflush(stdout);
 	return NULL;
 }
@@ -94,7 +105,9 @@ int main(void)
 
 	pid = fork();
 	if (pid == 0) {
-		status_list("/proc/self/status", l, sizeof(l));
+		if (sched_getaffinity(0, sizeof(s), &s) < 0)
+			_exit(1);
+		mask_list(&s, l, sizeof(l));
 		printf("child %s\n", l);
 		fflush(stdout);
 		_exit(0);
