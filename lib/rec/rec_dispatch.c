@@ -173,7 +173,8 @@ static int safe_point(struct bt_recorder *r, struct rthread *rt,
 /*
  * Does the system call @nr, run by a thread that leaves for it, keep the
  * thread and the tracer bound to one CPU (tracer.h)?  Not those that would
- * see the binding or hand it on.
+ * see the binding or hand it on (to a child, to a program exec'd: a vfork
+ * child runs its parent's translations until its exec).
  */
 static int pin_keeps(long nr)
 {
@@ -184,6 +185,8 @@ static int pin_keeps(long nr)
 	case SYS_clone3:
 	case SYS_fork:
 	case SYS_vfork:
+	case SYS_execve:
+	case SYS_execveat:
 		return 0;
 	}
 	return nr >= 0;

@@ -27,7 +27,8 @@
  * translations leave at them), and releases the pin first:
  *   - sched_getaffinity reads the mask it had; sched_setaffinity sets its
  *     own, and the pin is not made again (bt_pin_release(t, 1));
- *   - fork, vfork, clone: a child would inherit the pin;
+ *   - fork, vfork, clone, execve: a child, a program exec'd would
+ *     inherit the pin;
  *   - a thread that leaves the translation for more than a system call
  *     (stepped, untraced code run natively) runs calls unseen.
  * Every letting go releases it.  What stays visible: the mask in
