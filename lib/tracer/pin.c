@@ -139,7 +139,7 @@ static void pin(struct bt_target *t)
 		if (!first)
 			first = th;
 	}
-	if (!gain || !first) {
+	if (!gain) {		/* none could run elsewhere (or none live) */
 		masks_free(t);
 		return;
 	}
