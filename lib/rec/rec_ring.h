@@ -64,7 +64,8 @@
 #define REC_ADDR_LEN	9	/* tag + 8-byte address */
 #define REC_IND32_LEN	5	/* tag + the low 4 bytes */
 
-/* TCB_HI when no REC_IND may be shortened: never a user address's half. */
-#define REC_HI_NONE	0xffffffffu
+/* TCB_HI when no REC_IND may be shortened: never a user address's half
+ * (TCB_HI holds the high half in place, its low half 0). */
+#define REC_HI_NONE	0xffffffff00000000ull
 
 #endif /* BTRACE_REC_RING_H */

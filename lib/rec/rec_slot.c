@@ -95,7 +95,7 @@ int rc_ring_put(struct bt_recorder *r, struct rthread *rt, const void *rec,
 /* The next target @rt records is whole (a place to decode from). */
 int rc_hi_reset(struct bt_recorder *r, struct rthread *rt)
 {
-	uint32_t none = REC_HI_NONE;
+	uint64_t none = REC_HI_NONE;
 
 	return rc_mem_write(r, rt->tcb + TCB_HI, &none, sizeof(none));
 }

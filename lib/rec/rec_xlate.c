@@ -647,10 +647,10 @@ int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
 /* The target rdx as a whole REC_IND, and the high half it leaves. */
 static int target_whole(struct rx_emit *e)
 {
-	put(e, "\x65\x8b\x04\x25", 4);	/* mov %gs:TCB_T+4,%eax */
-	put32(e, TCB_T + 4);
-	put(e, "\x65\x89\x04\x25", 4);	/* mov %eax,%gs:TCB_HI */
-	put32(e, TCB_HI);
+	put(e, "\x89\xd0", 2);			/* mov %edx,%eax */
+	put(e, "\x48\xf7\xd0", 3);		/* not %rax */
+	put(e, "\x48\x8d\x44\x10\x01", 5);	/* lea 1(%rax,%rdx),%rax */
+	gs_mov(e, 0, R_AX, TCB_HI);	/* rdx, its low half 0 */
 	if (record_at(e, REC_ADDR_LEN, 0) < 0)
 		return -bte_nomem;
 	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
@@ -674,7 +674,10 @@ static int target_short(struct rx_emit *e)
 
 /*
  * Record the target rdx, the outcomes pending in its tag; rax, rcx and
- * rdx saved in the control block, rdx also in TCB_T.
+ * rdx saved in the control block.  Each load reads a whole word that a
+ * store wrote whole (the head, TCB_HI): a load of a part of a word just
+ * stored (its byte 1, its high half) waits on the store on this
+ * machine's processors.
  */
 static int lookup_record(struct rx_emit *e)
 {
@@ -682,21 +685,23 @@ static int lookup_record(struct rx_emit *e)
 
 	gs_mov(e, 0, R_CX, TCB_RCX);
 	gs_mov(e, 0, R_AX, TCB_RAX);
-	gs_mov(e, 0, R_DX, TCB_T);	/* its halves and bytes, for below */
 	/*
 	 * Whole where the head's bits 8-15 are 0 (once in 64 KiB of ring):
 	 * a place to decode from in every part of the ring.
 	 */
-	put(e, "\x65\x0f\xb6\x0c\x25", 5);	/* movzbl %gs:TCB_HEAD+1,%ecx */
-	put32(e, TCB_HEAD + 1);
+	gs_mov(e, 1, R_CX, TCB_HEAD);
+	put(e, "\x0f\xb6\xcd", 3);		/* movzbl %ch,%ecx */
 	put8(e, 0xe3);				/* jrcxz full */
 	whole_at = e->len;
 	put8(e, 0);
-	/* the same high half as the last full record: 5 bytes, not 9 */
-	put(e, "\x65\x8b\x0c\x25", 4);	/* mov %gs:TCB_T+4,%ecx */
-	put32(e, TCB_T + 4);
-	put(e, "\x65\x8b\x04\x25", 4);	/* mov %gs:TCB_HI,%eax */
-	put32(e, TCB_HI);
+	/*
+	 * The same high half as the last full record: 5 bytes, not 9.
+	 * rcx = rdx - TCB_HI, less its low half: 0 iff the halves match.
+	 */
+	gs_mov(e, 1, R_CX, TCB_HI);
+	put(e, "\x48\xf7\xd1", 3);		/* not %rcx */
+	put(e, "\x48\x8d\x4c\x11\x01", 5);	/* lea 1(%rcx,%rdx),%rcx */
+	put(e, "\x89\xc8", 2);			/* mov %ecx,%eax */
 	put(e, "\x48\xf7\xd0", 3);		/* not %rax */
 	put(e, "\x48\x8d\x4c\x08\x01", 5);	/* lea 1(%rax,%rcx),%rcx */
 	put8(e, 0xe3);				/* jrcxz short */
@@ -739,6 +744,7 @@ static int lookup_probe(struct rx_emit *e)
 	hit1 = e->len;
 	put8(e, 0);
 	/* rx_table_index(1, rdx), rax borrowed before it takes the table */
+	gs_mov(e, 0, R_DX, TCB_T);
 	put(e, "\x65\x0f\xb7\x04\x25", 5);	/* movzwl %gs:TCB_T+2,%eax */
 	put32(e, TCB_T + 2);
 	put(e, "\x0f\xb7\xca", 3);		/* movzwl %dx,%ecx */

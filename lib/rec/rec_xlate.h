@@ -60,8 +60,8 @@
 /* 0x20: free */
 #define TCB_TABLE1	0x28	/* lookup tables: 65536 x {orig, trans} */
 #define TCB_TABLE2	0x30
-#define TCB_T		0x38	/* the lookup's target, for byte windows */
-#define TCB_HI		0x40	/* u32: high half of the last REC_IND */
+#define TCB_T		0x38	/* the probe's target, for its bits 16-31 */
+#define TCB_HI		0x40	/* the last REC_IND's target, low half 0 */
 #define TCB_SIGACT	0x800	/* the tracer's: a sigaction read or set */
 #define TCB_SIZE	4096
 
