@@ -71,8 +71,7 @@ static int branch_flow(const ZydisDecodedInstruction *z, int direct)
 	}
 }
 
-static int flow_of(const ZydisDecodedInstruction *z,
-		   const ZydisDecodedOperand *ops)
+static int flow_of(const ZydisDecodedInstruction *z)
 {
 	int direct;
 
@@ -85,9 +84,10 @@ static int flow_of(const ZydisDecodedInstruction *z,
 	case ZYDIS_CATEGORY_UNCOND_BR:
 	case ZYDIS_CATEGORY_CALL:
 	case ZYDIS_CATEGORY_RET:
-		/* IS_RELATIVE would also mean rip-relative: ask the type */
-		direct = z->operand_count_visible > 0 &&
-			 ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
+		/* a relative immediate (ret's is not); the VEX-coded jumps
+		 * on a mask of the Xeon Phi are no x86-64 branches */
+		direct = z->raw.imm[0].is_relative &&
+			 z->encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY;
 		return branch_flow(z, direct);
 	case ZYDIS_CATEGORY_SYSCALL:
 	case ZYDIS_CATEGORY_INTERRUPT:
@@ -157,61 +157,84 @@ static void rm_of(const ZydisDecodedOperand *op, struct bt_x86_rm *rm)
 	rm->disp = op->mem.disp.has_displacement ? op->mem.disp.value : 0;
 }
 
-/* The rip-relative operand, if any: where its disp32 is, what it means. */
-static void rip_of(const ZydisDecodedInstruction *z,
-		   const ZydisDecodedOperand *ops, uint8_t nops,
-		   struct bt_x86_insn *in)
+/*
+ * Does @z (decoded in Zydis's minimal mode, which decodes no operands)
+ * need its operands decoded: an indirect branch's r/m, which only they
+ * give.  A direct branch's target, a ret's immediate and a rip-relative
+ * displacement are in the raw fields (raw_of).  (An instruction with a
+ * gs prefix is decoded whole too: only the full decode says whether the
+ * prefix applies to it.)
+ */
+static int needs_operands(const ZydisDecodedInstruction *z)
 {
-	uint8_t i;
-
-	for (i = 0; i < nops; i++) {
-		if (ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY ||
-		    ops[i].mem.base != ZYDIS_REGISTER_RIP)
-			continue;
-		/* 64-bit mode has no other form; 0 keeps it from moving */
-		if (z->raw.disp.size != 32)
-			return;
-		in->rip_off = z->raw.disp.offset;
-		in->rip_target = in->addr + z->length +
-				 (uint64_t)z->raw.disp.value;
-		return;
+	switch (z->meta.category) {
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_CALL:
+		return !z->raw.imm[0].is_relative;
+	default:
+		return 0;
 	}
 }
 
-static void branch_of(const ZydisDecodedInstruction *z,
-		      const ZydisDecodedOperand *ops, struct bt_x86_insn *in)
+/*
+ * A string instruction with a rep, repe or repne prefix (the attributes
+ * that say so are the full decode's): set only where the prefix repeats.
+ */
+static int rep_of(const ZydisDecodedInstruction *z)
 {
+	uint8_t i;
+
+	if (z->meta.category != ZYDIS_CATEGORY_STRINGOP &&
+	    z->meta.category != ZYDIS_CATEGORY_IOSTRINGOP &&
+	    z->meta.category != ZYDIS_CATEGORY_PADLOCK)	/* rep xcrypt* */
+		return 0;
+	for (i = 0; i < z->raw.prefix_count; i++)
+		if (z->raw.prefixes[i].value == 0xf2 ||
+		    z->raw.prefixes[i].value == 0xf3)
+			return 1;
+	return 0;
+}
+
+/* Has @z the prefix byte @v (segment overrides: the raw prefixes)? */
+static int has_prefix(const ZydisDecodedInstruction *z, uint8_t v)
+{
+	uint8_t i;
+
+	for (i = 0; i < z->raw.prefix_count; i++)
+		if (z->raw.prefixes[i].value == v)
+			return 1;
+	return 0;
+}
+
+/*
+ * What the minimal decode leaves out, from the raw fields: the flow of a
+ * branch without operands (direct: a relative immediate), a direct
+ * target, a ret's immediate, the rip-relative displacement (ModRM mod 00
+ * rm 101: in 64-bit mode, rip-relative; eip-relative under a 67 prefix,
+ * which is not one).
+ */
+static void raw_of(const ZydisDecodedInstruction *z, struct bt_x86_insn *in)
+{
+	const int64_t next = (int64_t)(in->addr + z->length);
+
+	if (z->raw.modrm.offset && z->raw.modrm.mod == 0 &&
+	    z->raw.modrm.rm == 5 && z->raw.disp.size == 32 &&
+	    z->address_width == 64) {
+		in->rip_off = z->raw.disp.offset;
+		in->rip_target = (uint64_t)(next + z->raw.disp.value);
+	}
 	switch (in->flow) {
 	case BT_X86_COND:
 		in->cond = (uint8_t)cond_of(z);
 		/* fall through */
 	case BT_X86_JUMP:
 	case BT_X86_CALL:
-		ZydisCalcAbsoluteAddress(z, &ops[0], in->addr, &in->target);
+		in->target = (uint64_t)(next + z->raw.imm[0].value.s);
 		break;
 	case BT_X86_RET:
-		if (z->operand_count_visible &&
-		    ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
-			in->imm = (uint16_t)ops[0].imm.value.u;
+		if (z->raw.imm[0].size)
+			in->imm = (uint16_t)z->raw.imm[0].value.u;
 		break;
-	case BT_X86_IJUMP:
-	case BT_X86_ICALL:
-		rm_of(&ops[0], &in->rm);
-		break;
-	}
-}
-
-/* Are @z's operands read here (flow_of, rip_of, branch_of)? */
-static int needs_operands(const ZydisDecodedInstruction *z)
-{
-	switch (z->meta.category) {
-	case ZYDIS_CATEGORY_COND_BR:
-	case ZYDIS_CATEGORY_UNCOND_BR:
-	case ZYDIS_CATEGORY_CALL:
-	case ZYDIS_CATEGORY_RET:
-		return 1;
-	default:	/* IS_RELATIVE: a rip-relative operand, here */
-		return !!(z->attributes & ZYDIS_ATTRIB_IS_RELATIVE);
 	}
 }
 
@@ -222,7 +245,7 @@ int bt_x86_decode(const uint8_t *code, size_t len, uint64_t addr,
 	ZydisDecoderContext ctx;
 	ZydisDecodedInstruction z;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	uint8_t nops;
+	int full;
 
 	if (!code || !in)
 		return -bte_invalid;
@@ -230,33 +253,43 @@ int bt_x86_decode(const uint8_t *code, size_t len, uint64_t addr,
 	in->addr = addr;
 	/* cheap (a few stores): no decoder state to keep or share */
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
-					   ZYDIS_STACK_WIDTH_64)))
+					   ZYDIS_STACK_WIDTH_64)) ||
+	    !ZYAN_SUCCESS(ZydisDecoderEnableMode(&dec,
+						 ZYDIS_DECODER_MODE_MINIMAL,
+						 ZYAN_TRUE)))
 		return bt_fail(bte_internal, 0, "ZydisDecoderInit");
+	/*
+	 * The minimal mode costs three quarters of a full decode (135
+	 * against 180 ns an instruction over libc, python3 and node), and
+	 * operands as much again: an instruction is decoded whole only where
+	 * its operands are read (an indirect branch's r/m) or a gs prefix
+	 * may apply (tests/unit/test_x86_full.c compares the two).
+	 */
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, &ctx, code, len,
 							&z)))
 		return -bte_decode;
-	/*
-	 * Operands cost as much again as the instruction: decoded only where
-	 * they are read (a branch's target or r/m, a rip-relative operand).
-	 */
-	nops = needs_operands(&z) ? z.operand_count : 0;
-	if (nops && !ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&dec, &ctx, &z,
-							     ops, nops)))
+	full = needs_operands(&z) || has_prefix(&z, 0x65);
+	if (full && (!ZYAN_SUCCESS(ZydisDecoderEnableMode(&dec,
+					ZYDIS_DECODER_MODE_MINIMAL, ZYAN_FALSE)) ||
+		     !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, &ctx,
+					code, len, &z)) ||
+		     !ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&dec, &ctx, &z,
+					ops, z.operand_count))))
 		return -bte_decode;
 	in->len = z.length;
-	in->flow = (uint8_t)flow_of(&z, ops);
+	in->flow = (uint8_t)flow_of(&z);
 	in->modrm_off = z.raw.modrm.offset;
 	in->addr32 = z.address_width == 32;
 	in->osize16 = !!(z.attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE);
-	in->gs = !!(z.attributes & ZYDIS_ATTRIB_HAS_SEGMENT_GS);
+	/* whether gs applies is the full decode's: decoded whole above */
+	in->gs = full && !!(z.attributes & ZYDIS_ATTRIB_HAS_SEGMENT_GS);
 	if (in->flow == BT_X86_TRAP)
 		in->trap = (uint8_t)trap_of(z.mnemonic);
-	/* set only where the prefix repeats: string instructions */
-	in->rep = !!(z.attributes & (ZYDIS_ATTRIB_HAS_REP |
-				     ZYDIS_ATTRIB_HAS_REPE |
-				     ZYDIS_ATTRIB_HAS_REPNE));
+	in->rep = rep_of(&z);
 	in->late_trap = z.mnemonic == ZYDIS_MNEMONIC_CPUID;
-	rip_of(&z, ops, nops, in);
-	branch_of(&z, ops, in);
+	raw_of(&z, in);
+	if (full && (in->flow == BT_X86_IJUMP || in->flow == BT_X86_ICALL) &&
+	    z.operand_count)
+		rm_of(&ops[0], &in->rm);
 	return 0;
 }
