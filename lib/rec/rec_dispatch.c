@@ -363,9 +363,13 @@ int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
 
 	if (!rt || !rt->in || si->si_code != SI_KERNEL)
 		return BT_RECORDER_NOT_OURS;
+	rt->head = 0;
 	rc_tcb_check(r, rt);	/* what the program wrote there, repaired */
-	if (rc_native_out(r, rt, regs, regs->rip - 1))
+	rt->head_known = rt->head != 0;	/* read there: kept to the end */
+	if (rc_native_out(r, rt, regs, regs->rip - 1)) {
+		rt->head_known = 0;
 		return BT_RECORDER_NOT_OURS;	/* a native thread's trap */
+	}
 	r->trapping = 1;
 	rc_sigs_need(r, rt);
 	r->cur = th;
@@ -374,6 +378,7 @@ int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
 	r->trapping = 0;
 	if (v == BT_RECORDER_GO_ON)
 		rc_time_stall(r, rt);
+	rt->head_known = 0;
 	if (v == BT_RECORDER_LEFT_STEP)
 		rt->left_step = 1;
 	return v;

@@ -110,6 +110,7 @@ static int ring_restart(struct bt_recorder *r, struct rthread *rt)
 
 	if (rc_mem_write(r, rt->tcb + TCB_HEAD, &head, 8) < 0)
 		return -bte_io;
+	rt->head = head;
 	rt->pass_start = rt->prev_start = rt->prev_low = rt->drained = 0;
 	rc_walk_reset(r, rt, 2);
 	r->host.gap(r->t, rt->th, 0, BT_GAP_OVERFLOW);
@@ -139,6 +140,7 @@ int rc_tcb_check(struct bt_recorder *r, struct rthread *rt)
 		return 0;
 	tables[0] = r->tables;
 	tables[1] = r->tables + RX_TABLE_BYTES;
+	rt->head = tcb[TCB_HEAD / 8];
 	if (head_bad(rt, tcb[TCB_HEAD / 8])) {
 		ret = ring_restart(r, rt);
 		if (ret < 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include "btrace/branch.h"
 #include "btrace/error.h"
@@ -59,7 +60,12 @@ int rc_slot_take(struct bt_recorder *r, struct bt_thread *th,
 /* The head, checked: the program may have written it (rec_guard.c). */
 int rc_head_read(struct bt_recorder *r, struct rthread *rt, uint64_t *head)
 {
-	int ret = rc_mem_read(r, rt->tcb + TCB_HEAD, head, 8);
+	int ret = 0;
+
+	if (rt->head_known)
+		*head = rt->head;
+	else
+		ret = rc_mem_read(r, rt->tcb + TCB_HEAD, head, 8);
 
 	if (ret == 0 && (*head < rt->base || *head > rt->top))
 		return -bte_corrupt;
@@ -72,6 +78,30 @@ void rc_ring_wrap(struct rthread *rt, uint64_t head)
 	rt->prev_start = rt->pass_start;
 	rt->prev_low = head;
 	rt->pass_start += rt->top - head;
+}
+
+/*
+ * The record @rec (@len bytes) at @head, then @head into the control
+ * block: one process_vm_writev(2) for both (the ring and the control
+ * block are the process's writable memory), else two writes.
+ */
+static int head_write(struct bt_recorder *r, struct rthread *rt,
+		      uint64_t head, const void *rec, size_t len)
+{
+	struct iovec local[2] = {
+		{ (void *)rec, len }, { &head, 8 },
+	};
+	struct iovec remote[2] = {
+		{ (void *)(uintptr_t)head, len },
+		{ (void *)(uintptr_t)(rt->tcb + TCB_HEAD), 8 },
+	};
+	int ret;
+
+	if (process_vm_writev(r->pid, local, 2, remote, 2, 0) ==
+	    (ssize_t)(len + 8))
+		return 0;
+	ret = rc_mem_write(r, head, rec, len);
+	return ret < 0 ? ret : rc_mem_write(r, rt->tcb + TCB_HEAD, &head, 8);
 }
 
 /* The tracer writes a record: @len bytes of @rec. */
@@ -88,8 +118,10 @@ int rc_ring_put(struct bt_recorder *r, struct rthread *rt, const void *rec,
 		head = rt->top;
 	}
 	head -= len;
-	ret = rc_mem_write(r, head, rec, len);
-	return ret < 0 ? ret : rc_mem_write(r, rt->tcb + TCB_HEAD, &head, 8);
+	ret = head_write(r, rt, head, rec, len);
+	if (ret == 0)
+		rt->head = head;
+	return ret;
 }
 
 /* The next target @rt records is whole (a place to decode from). */

@@ -106,6 +106,11 @@ struct rthread {
 	int sigmask_known;		/* read where it entered (rec_sigs.c) */
 	uint32_t hgen;			/* its oldest held part's generation, */
 	int hvalid;			/* if it holds one (rec_grave.c) */
+	/* its head as rc_tcb_check() read it and the tracer's records
+	 * moved it, while head_known: through one trap, where the thread
+	 * cannot move it (a system call fewer for each record there) */
+	uint64_t head;
+	int head_known;
 };
 
 /* The kernel's struct sigaction (rt_sigaction's), x86-64. */
