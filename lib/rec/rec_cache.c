@@ -444,10 +444,15 @@ struct zone *rc_zone_of(struct bt_recorder *r, uint64_t pc)
 	return NULL;
 }
 
-/* The points at trans == @pc, the first of them; NULL if none. */
+/*
+ * The points at trans == @pc, the first of them; NULL if none.  Inside a
+ * run of copied instructions (rec_xlate.h's RX_POINT_SAFE), the one point
+ * that stands there, in r->run_pt, valid until the next call.
+ */
 struct rx_point *rc_point_at(struct bt_recorder *r, uint64_t pc, size_t *n)
 {
 	struct zone *z = rc_zone_of(r, pc);
+	const struct rx_point *run;
 	size_t lo = 0, hi, first;
 
 	*n = 0;
@@ -466,7 +471,13 @@ struct rx_point *rc_point_at(struct bt_recorder *r, uint64_t pc, size_t *n)
 	while (lo < z->npts && z->pts[lo].trans == pc)
 		lo++;
 	*n = lo - first;
-	return *n ? &z->pts[first] : NULL;
+	if (*n)
+		return &z->pts[first];
+	run = first ? &z->pts[first - 1] : NULL;
+	if (!run || !rx_point_in_run(run, pc, &r->run_pt))
+		return NULL;
+	*n = 1;
+	return &r->run_pt;
 }
 
 struct rx_point *rc_point_kind(struct bt_recorder *r, uint64_t pc, int kind)

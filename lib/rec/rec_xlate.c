@@ -531,23 +531,36 @@ static int emit_stub(const struct rb *b, struct rx_emit *e)
 }
 
 /* The instructions of @b before its terminator, copied. */
+/*
+ * The block's instructions but its terminator, copied: each as long as
+ * the original, so that one point stands for all of them (a run: an
+ * instruction's start in the copy is its start in the original, moved).
+ * Python3's start-up made 0.94 M points of 32 bytes, 0.71 M of them one
+ * for each copied instruction.
+ */
 static int emit_body(const struct rb *b, struct rx_emit *e)
 {
 	uint32_t i, body = b->ninsn;
-	int ret = 0;
+	uint64_t end;
+	size_t run;
+	int ret;
 
 	if (b->term != RB_CUT && b->term != RB_LEAVE)
 		body--;		/* the terminator: emit_term */
+	if (!body)
+		return 0;
+	end = body < b->ninsn ? b->start + b->off[body] : b->next;
+	run = e->npts;
+	ret = point(e, RX_POINT_SAFE, b->start + b->off[0], 0, 0);
 	for (i = 0; i < body && ret == 0; i++) {
 		uint64_t at = b->start + b->off[i];
 		size_t n = (i + 1 < b->ninsn ? b->start + b->off[i + 1] :
 					       b->next) - at;
 
-		ret = point(e, RX_POINT_SAFE, at, 0, 0);
-		if (ret == 0)
-			ret = copy_insn(e, b->bytes + b->off[i], n, at,
-				       b->rip[i]);
+		ret = copy_insn(e, b->bytes + b->off[i], n, at, b->rip[i]);
 	}
+	if (ret == 0)
+		e->pts[run].aux = end - (b->start + b->off[0]);
 	return ret;
 }
 

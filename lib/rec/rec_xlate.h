@@ -197,7 +197,9 @@ static inline unsigned rx_pend_count(unsigned pend)
  */
 enum rx_point_kind {
 	RX_POINT_SAFE = 0,	/* the program's state at orig (after mask
-				   restore) */
+				   restore); aux > 0: a run of aux bytes of
+				   copied instructions, trans + k standing
+				   for orig + k at each of their starts */
 	RX_POINT_STORE,		/* a ring store; orig: its branch, 0 for a
 				   target */
 	RX_POINT_EXIT_DIRECT,	/* int3: orig not translated; aux: the rel32
@@ -227,6 +229,24 @@ struct rx_point {
 	uint8_t mask;		/* RM_* */
 	uint8_t pend;		/* outcomes not yet recorded there */
 };
+
+/*
+ * The point that stands at @pc inside the run @run (an RX_POINT_SAFE with
+ * aux > 0) into *@out; 0 if @pc is not in it.  @pc must be where an
+ * instruction of the copy starts.
+ */
+static inline int rx_point_in_run(const struct rx_point *run, uint64_t pc,
+				  struct rx_point *out)
+{
+	if (run->kind != RX_POINT_SAFE || !run->aux || pc < run->trans ||
+	    pc >= run->trans + run->aux)
+		return 0;
+	*out = *run;
+	out->trans = pc;
+	out->orig = run->orig + (pc - run->trans);
+	out->aux = 0;
+	return 1;
+}
 
 /*
  * The translation of @orig carrying @pend if it exists and a rel32 at

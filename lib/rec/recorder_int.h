@@ -130,6 +130,7 @@ struct bt_recorder {
 	/* processes running in its memory (vfork children; recorder.h) */
 	pid_t guest[GUEST_MAX];
 	size_t nguest;
+	struct rx_point run_pt;		/* rc_point_at()'s inside a run */
 	uint8_t *mirror;		/* the tables, the tracer's view */
 	int mirror_off;			/* forked: /proc/PID/mem now */
 	struct bt_recorder_host host;

@@ -23,6 +23,7 @@
 #include "btrace/error.h"
 #include "rec/rec_ring.h"
 #include "rec/rec_xlate.h"
+#include "x86/decode.h"
 
 #define BASE 0x400000ull	/* where the "original" code claims to be */
 
@@ -573,6 +574,66 @@ static void stub_records(void **state)
 	(void)state;
 }
 
+/*
+ * A block's body is copied instruction for instruction, each as long as
+ * its original, so one point (a run) stands for all of them: every
+ * instruction start in the copy maps back to its original's, and the
+ * copy decodes to the same lengths.
+ */
+static void body_run(void **state)
+{
+	static const uint8_t code[] = {
+		0x48, 0x89, 0xf8,			/* mov %rdi,%rax */
+		0x48, 0x83, 0xc0, 0x01,			/* add $1,%rax */
+		0x48, 0x8d, 0x0d, 0x10, 0x00, 0x00, 0x00, /* lea 16(%rip),%rcx */
+		0x90,					/* nop */
+		0xc3,					/* ret */
+	};
+	static const uint8_t starts[] = { 0, 3, 7, 14 };
+	struct code c = { code, sizeof(code) };
+	struct rx_point run = { 0 }, at;
+	struct rx_emit e;
+	struct rx *x;
+	struct rb b;
+	size_t i, runs = 0;
+
+	(void)state;
+	assert_int_equal(rx_alloc(&x), 0);
+	assert_int_equal(rx_block_decode(x, BASE, read_code, NULL, &c, &b), 0);
+	memset(&e, 0, sizeof(e));
+	e.buf = rig.mem + rig.used;
+	e.cap = 4096;
+	e.base = (uint64_t)e.buf;
+	e.link = rig_link;
+	assert_int_equal(rx_translate(x, &b, RX_PEND_NONE, &e), 0);
+	for (i = 0; i < e.npts; i++)
+		if (e.pts[i].kind == RX_POINT_SAFE && e.pts[i].aux) {
+			run = e.pts[i];
+			runs++;
+		}
+	assert_int_equal(runs, 1);
+	assert_int_equal(run.orig, BASE);
+	assert_int_equal(run.aux, 15);		/* all but the ret */
+	for (i = 0; i < sizeof(starts); i++) {
+		uint64_t pc = run.trans + starts[i];
+		struct bt_x86_insn in, orig;
+
+		assert_true(rx_point_in_run(&run, pc, &at));
+		assert_int_equal(at.orig, BASE + starts[i]);
+		assert_int_equal(at.mask, 0);
+		assert_int_equal(bt_x86_decode((const uint8_t *)pc, 15, pc, &in),
+				 0);
+		assert_int_equal(bt_x86_decode(code + starts[i], 15,
+					       BASE + starts[i], &orig), 0);
+		assert_int_equal(in.len, orig.len);
+	}
+	assert_false(rx_point_in_run(&run, run.trans + run.aux, &at));
+	assert_false(rx_point_in_run(&run, run.trans - 1, &at));
+	free(e.pts);
+	rb_release(&b);
+	rx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -586,6 +647,7 @@ int main(void)
 		cmocka_unit_test(cond_carries),
 		cmocka_unit_test(indirect_carries),
 		cmocka_unit_test(stub_records),
+		cmocka_unit_test(body_run),
 	};
 
 	return cmocka_run_group_tests(tests, rig_setup, rig_teardown);
