@@ -184,6 +184,16 @@ static void rig_reset(void)
 	rig.tcb[TCB_HI / 8] = REC_HI_NONE;
 }
 
+/* An output buffer at the rig's next free code, direct links to rig_link. */
+static void rig_emit_init(struct rx_emit *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->buf = rig.mem + rig.used;
+	e->cap = 4096;
+	e->base = (uint64_t)e->buf;
+	e->link = rig_link;
+}
+
 /*
  * Translate @bytes (claiming to be at @orig) into the rig as the variant
  * carrying @pend, with at most @pend_max outcomes carried; its address.
@@ -202,11 +212,7 @@ static uint64_t rig_translate_pend(const uint8_t *bytes, size_t len,
 	rx_set_pend_max(x, pend_max);
 	assert_true(orig == BASE);
 	assert_int_equal(rx_block_decode(x, BASE, read_code, NULL, &c, &b), 0);
-	memset(&e, 0, sizeof(e));
-	e.buf = rig.mem + rig.used;
-	e.cap = 4096;
-	e.base = (uint64_t)e.buf;
-	e.link = rig_link;
+	rig_emit_init(&e);
 	memset(rig.link_pend, 0, sizeof(rig.link_pend));
 	assert_int_equal(rx_translate(x, &b, pend, &e), 0);
 	/* called as a direct link would: past the lookup's entry */
@@ -409,11 +415,7 @@ static void indirect_inline_cache(void **state)
 
 	assert_int_equal(rx_alloc(&x), 0);
 	assert_int_equal(rx_block_decode(x, BASE, read_code, NULL, &c, &b), 0);
-	memset(&e, 0, sizeof(e));
-	e.buf = rig.mem + rig.used;
-	e.cap = 4096;
-	e.base = (uint64_t)e.buf;
-	e.link = rig_link;
+	rig_emit_init(&e);
 	e.guess = guess_500000;
 	assert_int_equal(rx_translate(x, &b, RX_PEND_NONE, &e), 0);
 	for (i = 0; i < e.npts; i++)
@@ -600,11 +602,7 @@ static void body_run(void **state)
 	(void)state;
 	assert_int_equal(rx_alloc(&x), 0);
 	assert_int_equal(rx_block_decode(x, BASE, read_code, NULL, &c, &b), 0);
-	memset(&e, 0, sizeof(e));
-	e.buf = rig.mem + rig.used;
-	e.cap = 4096;
-	e.base = (uint64_t)e.buf;
-	e.link = rig_link;
+	rig_emit_init(&e);
 	assert_int_equal(rx_translate(x, &b, RX_PEND_NONE, &e), 0);
 	for (i = 0; i < e.npts; i++)
 		if (e.pts[i].kind == RX_POINT_SAFE && e.pts[i].aux) {

@@ -25,55 +25,54 @@
 
 /* ---- the reference: Zydis's full decode, operands read ---------------- */
 
+/* What never runs moved: traps, far and privileged returns, transactions,
+ * the gs base's own instructions. */
+static const ZydisMnemonic traps[] = {
+	ZYDIS_MNEMONIC_RDGSBASE, ZYDIS_MNEMONIC_WRGSBASE, ZYDIS_MNEMONIC_SWAPGS,
+	ZYDIS_MNEMONIC_SYSENTER, ZYDIS_MNEMONIC_SYSEXIT, ZYDIS_MNEMONIC_SYSRET,
+	ZYDIS_MNEMONIC_INT, ZYDIS_MNEMONIC_INT3, ZYDIS_MNEMONIC_INTO,
+	ZYDIS_MNEMONIC_INT1, ZYDIS_MNEMONIC_IRET, ZYDIS_MNEMONIC_IRETD,
+	ZYDIS_MNEMONIC_IRETQ, ZYDIS_MNEMONIC_UD0, ZYDIS_MNEMONIC_UD1,
+	ZYDIS_MNEMONIC_UD2, ZYDIS_MNEMONIC_HLT, ZYDIS_MNEMONIC_XBEGIN,
+	ZYDIS_MNEMONIC_XABORT, ZYDIS_MNEMONIC_ENCLU, ZYDIS_MNEMONIC_UIRET,
+};
+
+/* A branch's flow by its category, with an immediate operand or not. */
+static const struct {
+	ZydisInstructionCategory category;
+	uint8_t direct, indirect;
+} flows[] = {
+	{ ZYDIS_CATEGORY_COND_BR, BT_X86_COND, BT_X86_TRAP },
+	{ ZYDIS_CATEGORY_UNCOND_BR, BT_X86_JUMP, BT_X86_IJUMP },
+	{ ZYDIS_CATEGORY_CALL, BT_X86_CALL, BT_X86_ICALL },
+	{ ZYDIS_CATEGORY_RET, BT_X86_RET, BT_X86_RET },
+};
+
 static int ref_flow(const ZydisDecodedInstruction *z,
 		    const ZydisDecodedOperand *ops)
 {
+	size_t i;
 	int direct;
 
-	switch (z->mnemonic) {
-	case ZYDIS_MNEMONIC_SYSCALL:
+	if (z->mnemonic == ZYDIS_MNEMONIC_SYSCALL)
 		return BT_X86_SYSCALL;
-	case ZYDIS_MNEMONIC_RDGSBASE: case ZYDIS_MNEMONIC_WRGSBASE:
-	case ZYDIS_MNEMONIC_SWAPGS: case ZYDIS_MNEMONIC_SYSENTER:
-	case ZYDIS_MNEMONIC_SYSEXIT: case ZYDIS_MNEMONIC_SYSRET:
-	case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INT3:
-	case ZYDIS_MNEMONIC_INTO: case ZYDIS_MNEMONIC_INT1:
-	case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD:
-	case ZYDIS_MNEMONIC_IRETQ: case ZYDIS_MNEMONIC_UD0:
-	case ZYDIS_MNEMONIC_UD1: case ZYDIS_MNEMONIC_UD2:
-	case ZYDIS_MNEMONIC_HLT: case ZYDIS_MNEMONIC_XBEGIN:
-	case ZYDIS_MNEMONIC_XABORT: case ZYDIS_MNEMONIC_ENCLU:
-	case ZYDIS_MNEMONIC_UIRET:
-		return BT_X86_TRAP;
-	default:
-		break;
-	}
-	switch (z->meta.category) {
-	case ZYDIS_CATEGORY_COND_BR:
-	case ZYDIS_CATEGORY_UNCOND_BR:
-	case ZYDIS_CATEGORY_CALL:
-	case ZYDIS_CATEGORY_RET:
-		direct = z->operand_count_visible > 0 &&
-			 ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
+	for (i = 0; i < sizeof(traps) / sizeof(traps[0]); i++)
+		if (z->mnemonic == traps[i])
+			return BT_X86_TRAP;
+	direct = z->operand_count_visible > 0 &&
+		 ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
+	for (i = 0; i < sizeof(flows) / sizeof(flows[0]); i++) {
+		if (flows[i].category != z->meta.category)
+			continue;
 		if (z->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ||
 		    z->operand_width == 16)
 			return BT_X86_TRAP;
-		switch (z->meta.category) {
-		case ZYDIS_CATEGORY_COND_BR:
-			return direct ? BT_X86_COND : BT_X86_TRAP;
-		case ZYDIS_CATEGORY_RET:
-			return BT_X86_RET;
-		case ZYDIS_CATEGORY_CALL:
-			return direct ? BT_X86_CALL : BT_X86_ICALL;
-		default:
-			return direct ? BT_X86_JUMP : BT_X86_IJUMP;
-		}
-	case ZYDIS_CATEGORY_SYSCALL:
-	case ZYDIS_CATEGORY_INTERRUPT:
-		return BT_X86_TRAP;
-	default:
-		return BT_X86_SEQ;
+		return direct ? flows[i].direct : flows[i].indirect;
 	}
+	if (z->meta.category == ZYDIS_CATEGORY_SYSCALL ||
+	    z->meta.category == ZYDIS_CATEGORY_INTERRUPT)
+		return BT_X86_TRAP;
+	return BT_X86_SEQ;
 }
 
 struct ref {
