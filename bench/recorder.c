@@ -25,7 +25,7 @@
  *     untraced after warm-up, as in 2 (goal <= 1.2x), and whole runs of
  *     libc_heavy_dyn 400 x 4 MiB, fast and record.
  *  7. code generated at run time: node -e with a 20-million-iteration
- *     loop, record / untraced (goal <= 10x; its first run, and a second
+ *     loop, record / untraced, best of 3 (goal <= 10x; its first run, and a second
  *     with the code cache the first kept) and stops per taken branch
  *     (goal <= 0.02); grep -cP on 20k lines (PCRE2's JIT), stops per
  *     taken branch (goal <= 0.02).
@@ -470,7 +470,14 @@ static int bench_jit(void)
 	for (i = 1; i <= 20000; i++)
 		fprintf(f, "%d foo bar\n", i);
 	fclose(f);
-	n = bench_run_cmd(node);
+	/* untraced, best of 3: its wall time moves by 2x from one run to
+	 * the next (0.12-0.40 s), which moved the ratios with it */
+	for (i = 0, n = -1; i < 3; i++) {
+		double t = bench_run_cmd(node);
+
+		if (t >= 0 && (n < 0 || t < n))
+			n = t;
+	}
 	if (n < 0) {
 		printf("node: not found, skipped\n");
 		return 0;
@@ -488,7 +495,7 @@ static int bench_jit(void)
 	if (system(cmd) != 0 || ret ||
 	    traced(grep, BT_SOFT_RECORD, 0, &g) < 0)
 		return -1;
-	printf("node -e (20M-iteration loop): untraced %.2f s, record %.2f s: %.1fx (goal <= 10x): %s\n",
+	printf("node -e (20M-iteration loop): untraced %.2f s (best of 3), record %.2f s: %.1fx (goal <= 10x): %s\n",
 	       n, r.seconds, r.seconds / n, bench_verdict(r.seconds / n <= 10));
 	printf("  the same, its code cache warm (--code-cache, by the run before): %.2f s: %.1fx (goal <= 10x): %s; %llu stops\n",
 	       w.seconds, w.seconds / n, bench_verdict(w.seconds / n <= 10),
