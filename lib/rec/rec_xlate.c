@@ -530,12 +530,11 @@ static int emit_stub(const struct rb *b, struct rx_emit *e)
 	return ret < 0 ? ret : link(e, b->start);
 }
 
-/* The instructions of @b before its terminator, copied. */
 /*
- * The block's instructions but its terminator, copied: each as long as
+ * The instructions of @b before its terminator, copied: each as long as
  * the original, so that one point stands for all of them (a run: an
  * instruction's start in the copy is its start in the original, moved).
- * Python3's start-up made 0.94 M points of 32 bytes, 0.71 M of them one
+ * Python3's start-up stores 1.06 M points of 32 bytes, 1.31 M with one
  * for each copied instruction.
  */
 static int emit_body(const struct rb *b, struct rx_emit *e)
