@@ -191,9 +191,16 @@ static void ahead_push(struct bt_recorder *r, const struct rb *b, uint8_t p,
 	}
 }
 
-/* Return sites of the calls in @q: found by the lookup when callees return. */
-static void return_sites(struct bt_recorder *r, struct bt_thread *th,
-			 const struct ahead *q, size_t n)
+/*
+ * The return sites of the calls in the batch @q (@n of them) entered for
+ * the lookup, found when callees return; once the batch is in the process
+ * (rc_zones_flush(): a thread of the program that probes meanwhile must
+ * not find code that is not there yet).  Not every block of the batch:
+ * entries taken by blocks that no lookup wants made python3's start-up
+ * 3.56 k stops instead of 3.15 k, node's 15.1 k instead of 9.6 k.
+ */
+static void return_sites(struct bt_recorder *r, const struct ahead *q,
+			size_t n)
 {
 	size_t i;
 
@@ -257,13 +264,13 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 		if (tail + 3 <= BT_ARRAY_SIZE(queue))
 			ahead_push(r, b, q.pend, queue, &tail);
 	}
-	return_sites(r, th, queue, head);
 	link_batch(r, mark);
 	*trans = first->trans[pend];
 	ret = rc_zones_flush(r);
-	if (ret == 0)	/* inline caches lead into flushed code only */
-		ret = rc_ic_link_batch(r, mark);
-	return ret;
+	if (ret < 0)
+		return ret;
+	return_sites(r, queue, head);
+	return rc_ic_link_batch(r, mark);	/* into flushed code only */
 }
 
 int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
@@ -296,9 +303,13 @@ int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
 				queue[nq++] = (struct ahead){ at[i], p };
 			}
 	}
-	return_sites(r, th, queue, nq);
 	link_batch(r, mark);
-	for (i = 0; i < n; i++) {
+	ret = rc_zones_flush(r);
+	if (ret < 0) {
+		free(queue);
+		return ret;
+	}
+	for (i = 0; i < n; i++) {	/* the lookup's targets first */
 		struct rb *b;
 
 		if (!(how[i] & RB_PROF_IBL) || !(b = rc_block_find(r, at[i])) ||
@@ -308,9 +319,9 @@ int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
 		rc_table_insert(r, at[i], b->trans[RX_PEND_NONE] - RX_ENTRY_LEN,
 				0);
 	}
+	return_sites(r, queue, nq);
 	free(queue);
-	ret = rc_zones_flush(r);
-	return ret == 0 ? rc_ic_link_batch(r, mark) : ret;
+	return rc_ic_link_batch(r, mark);
 }
 
 /* ---- code that goes away ---------------------------------------------- */
