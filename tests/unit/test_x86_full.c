@@ -77,7 +77,8 @@ static int ref_flow(const ZydisDecodedInstruction *z,
 
 struct ref {
 	int ok;
-	uint8_t len, flow, rip_off, rep, gs, mem_base;
+	uint8_t len, flow, rip_off, rep, gs, mem_base, modrm_off, addr32,
+		osize16;
 	uint64_t target, rip_target;
 	uint16_t imm;
 };
@@ -98,6 +99,9 @@ static struct ref ref_decode(const uint8_t *code, size_t len, uint64_t addr)
 	r.len = z.length;
 	r.flow = (uint8_t)ref_flow(&z, ops);
 	r.gs = !!(z.attributes & ZYDIS_ATTRIB_HAS_SEGMENT_GS);
+	r.modrm_off = z.raw.modrm.offset;
+	r.addr32 = z.address_width == 32;
+	r.osize16 = !!(z.attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE);
 	r.rep = !!(z.attributes & (ZYDIS_ATTRIB_HAS_REP |
 				   ZYDIS_ATTRIB_HAS_REPE |
 				   ZYDIS_ATTRIB_HAS_REPNE));
@@ -152,7 +156,8 @@ static size_t compare(const uint8_t *code, size_t n, uint64_t addr,
 		same = ret == 0 && in.len == r.len && in.gs == r.gs &&
 		       in.rep == r.rep && in.rip_off == r.rip_off &&
 		       in.rip_target == r.rip_target && in.flow == r.flow &&
-		       in.target == r.target &&
+		       in.target == r.target && in.modrm_off == r.modrm_off &&
+		       in.addr32 == r.addr32 && in.osize16 == r.osize16 &&
 		       in.imm == r.imm &&
 		       ((in.flow != BT_X86_IJUMP && in.flow != BT_X86_ICALL) ||
 			in.rm.mem == r.mem_base);
