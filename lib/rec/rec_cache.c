@@ -825,6 +825,7 @@ void rc_cache_flush(struct bt_recorder *r)
 	}
 	rc_blocks_clear(r);
 	rc_index_clear(&r->links);
+	rc_index_clear(&r->waiting);
 	rc_native_flush(r);
 	rc_wp_flush(r);
 	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));

@@ -99,6 +99,9 @@ int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
 		    rc_zone_commit(r, z, &e) < 0)
 			return -bte_nomem;
 		free(e.pts);
+		/* in the process before a thread can jump to it */
+		if (rc_zones_flush(r) < 0)
+			return -bte_io;
 		d = (int64_t)(e.base - (site + 4));
 	}
 	rel = (int32_t)d;
@@ -124,7 +127,10 @@ void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
 	z->pts[pi].mask |= RX_LINKED;	/* the int3 is dead */
 }
 
-/* Link the exits of zone points [from...) whose targets now exist. */
+/*
+ * Link the exits of zone points [from...) whose targets now exist; those
+ * whose targets do not wait for them (waiting_link).
+ */
 static void link_batch(struct bt_recorder *r, size_t *mark)
 {
 	size_t zi;
@@ -142,6 +148,10 @@ static void link_batch(struct bt_recorder *r, size_t *mark)
 			b = rc_block_find(r, p->orig);
 			if (b && b->trans[p->pend])
 				rc_link_exit(r, z, i, b->trans[p->pend]);
+			if (!(p->mask & RX_LINKED))
+				rc_index_add(&r->waiting, (struct inode){
+					.key = p->orig, .zi = (uint32_t)zi,
+					.pi = (uint32_t)i });
 		}
 	}
 }
@@ -188,6 +198,44 @@ static void ahead_push(struct bt_recorder *r, const struct rb *b, uint8_t p,
 	case RB_SYSCALL:
 		q[(*tail)++] = (struct ahead){ b->next, RX_PEND_NONE };
 		break;
+	}
+}
+
+/*
+ * Link the exits that wait for a translation the batch @q (@n of them)
+ * made, once the batch is in the process: an exit of an earlier batch to
+ * code translated later stopped the first time it was taken (a tenth of
+ * node's direct exits, 423 of 4 k; 229 of python3's 1.87 k).
+ */
+static void waiting_link(struct bt_recorder *r, const struct ahead *q,
+			 size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct rb *b = rc_block_find(r, q[i].at);
+		struct inode **pp;
+
+		if (!b || !b->trans[q[i].pend])
+			continue;
+		pp = rc_index_head(&r->waiting, q[i].at);
+		while (*pp) {
+			struct inode *e = *pp;
+			struct zone *z = &r->zone[e->zi];
+			struct rx_point *p = e->pi < z->npts ? &z->pts[e->pi] :
+							      NULL;
+
+			if (e->key != q[i].at) {
+				pp = &e->next;
+				continue;
+			}
+			if (p && !(p->mask & RX_LINKED) && b->trans[p->pend])
+				rc_link_exit(r, z, e->pi, b->trans[p->pend]);
+			if (p && !(p->mask & RX_LINKED))
+				pp = &e->next;	/* its variant is not here */
+			else
+				rc_index_unlink(&r->waiting, pp);
+		}
 	}
 }
 
@@ -270,6 +318,7 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 	if (ret < 0)
 		return ret;
 	return_sites(r, queue, head);
+	waiting_link(r, queue, head);
 	return rc_ic_link_batch(r, mark);	/* into flushed code only */
 }
 
@@ -320,6 +369,7 @@ int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
 				0);
 	}
 	return_sites(r, queue, nq);
+	waiting_link(r, queue, nq);
 	free(queue);
 	return rc_ic_link_batch(r, mark);
 }

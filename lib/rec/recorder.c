@@ -228,6 +228,7 @@ void bt_recorder_reset(struct bt_recorder *r)
 	rc_blocks_clear(r);
 	rc_profile_reset(r);
 	rc_index_clear(&r->links);
+	rc_index_clear(&r->waiting);
 	rc_native_reset(r);
 	rc_wp_free(r);
 	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
@@ -296,8 +297,10 @@ void bt_recorder_free(struct bt_recorder *r)
 		rc_blocks_clear(r);
 	free(r->bucket);
 	rc_index_clear(&r->links);
+	rc_index_clear(&r->waiting);
 	free(r->by_page.bucket);
 	free(r->links.bucket);
+	free(r->waiting.bucket);
 	for (i = 0; i < r->nzone; i++) {
 		free(r->zone[i].pts);
 		free(r->zone[i].pend);

@@ -165,6 +165,7 @@ struct bt_recorder {
 	uint64_t prev_epoch;
 	struct index by_page;		/* blocks by the pages they cover */
 	struct index links;		/* linked exits by their original */
+	struct index waiting;		/* exits not linked, by the same */
 	uint64_t translated;
 	uint64_t version;
 	unsigned evict;
