@@ -74,16 +74,6 @@ void bt_pin_allow(struct bt_target *t, int (*ok)(struct bt_target *,
 	t->pin.mode = pin_mode();
 }
 
-/* Live threads. */
-static size_t live(const struct bt_target *t)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < t->nthreads; i++)
-		n += t->threads[i]->state != BT_TH_GONE;
-	return n;
-}
-
 /* May every live thread be pinned (the backend's word)? */
 static int all_ok(struct bt_target *t)
 {
@@ -200,7 +190,7 @@ void bt_pin_stop(struct bt_target *t, uint64_t start_ns, uint64_t end_ns)
 	p->busy = p->busy - p->busy / 8 + busy / 8;
 	if (!p->ok || p->never || mode == PIN_OFF)
 		return;
-	n = live(t);
+	n = bt_target_alive(t);
 	if (p->n) {
 		if (n != p->n || (mode == PIN_AUTO &&
 				  (ran > PIN_QUIET ||
