@@ -176,26 +176,7 @@ static int needs_operands(const ZydisDecodedInstruction *z)
 	}
 }
 
-/*
- * A string instruction with a rep, repe or repne prefix (the attributes
- * that say so are the full decode's): set only where the prefix repeats.
- */
-static int rep_of(const ZydisDecodedInstruction *z)
-{
-	uint8_t i;
-
-	if (z->meta.category != ZYDIS_CATEGORY_STRINGOP &&
-	    z->meta.category != ZYDIS_CATEGORY_IOSTRINGOP &&
-	    z->meta.category != ZYDIS_CATEGORY_PADLOCK)	/* rep xcrypt* */
-		return 0;
-	for (i = 0; i < z->raw.prefix_count; i++)
-		if (z->raw.prefixes[i].value == 0xf2 ||
-		    z->raw.prefixes[i].value == 0xf3)
-			return 1;
-	return 0;
-}
-
-/* Has @z the prefix byte @v (segment overrides: the raw prefixes)? */
+/* Has @z the prefix byte @v (the raw prefixes)? */
 static int has_prefix(const ZydisDecodedInstruction *z, uint8_t v)
 {
 	uint8_t i;
@@ -204,6 +185,19 @@ static int has_prefix(const ZydisDecodedInstruction *z, uint8_t v)
 		if (z->raw.prefixes[i].value == v)
 			return 1;
 	return 0;
+}
+
+/*
+ * A string instruction with a rep, repe or repne prefix (the attributes
+ * that say so are the full decode's): set only where the prefix repeats.
+ */
+static int rep_of(const ZydisDecodedInstruction *z)
+{
+	if (z->meta.category != ZYDIS_CATEGORY_STRINGOP &&
+	    z->meta.category != ZYDIS_CATEGORY_IOSTRINGOP &&
+	    z->meta.category != ZYDIS_CATEGORY_PADLOCK)	/* rep xcrypt* */
+		return 0;
+	return has_prefix(z, 0xf2) || has_prefix(z, 0xf3);
 }
 
 /*
