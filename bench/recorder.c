@@ -470,13 +470,13 @@ static int bench_jit(void)
 	for (i = 1; i <= 20000; i++)
 		fprintf(f, "%d foo bar\n", i);
 	fclose(f);
-	/* untraced, best of 3: its wall time moves by 2x from one run to
-	 * the next (0.12-0.40 s), which moved the ratios with it */
-	for (i = 0, n = -1; i < 3; i++) {
+	/* untraced, best of WARM_ROUNDS: its wall time moves by 2x from one
+	 * run to the next (0.12-0.40 s), which moved the ratios with it */
+	for (i = 0, n = -1; i < WARM_ROUNDS; i++) {
 		double t = bench_run_cmd(node);
 
-		if (t >= 0 && (n < 0 || t < n))
-			n = t;
+		if (t >= 0)
+			keep_min(&n, t);
 	}
 	if (n < 0) {
 		printf("node: not found, skipped\n");
@@ -495,8 +495,9 @@ static int bench_jit(void)
 	if (system(cmd) != 0 || ret ||
 	    traced(grep, BT_SOFT_RECORD, 0, &g) < 0)
 		return -1;
-	printf("node -e (20M-iteration loop): untraced %.2f s (best of 3), record %.2f s: %.1fx (goal <= 10x): %s\n",
-	       n, r.seconds, r.seconds / n, bench_verdict(r.seconds / n <= 10));
+	printf("node -e (20M-iteration loop): untraced %.2f s (best of %d), record %.2f s: %.1fx (goal <= 10x): %s\n",
+	       n, WARM_ROUNDS, r.seconds, r.seconds / n,
+	       bench_verdict(r.seconds / n <= 10));
 	printf("  the same, its code cache warm (--code-cache, by the run before): %.2f s: %.1fx (goal <= 10x): %s; %llu stops\n",
 	       w.seconds, w.seconds / n, bench_verdict(w.seconds / n <= 10),
 	       (unsigned long long)w.stats.stops);
