@@ -445,39 +445,45 @@ struct zone *rc_zone_of(struct bt_recorder *r, uint64_t pc)
 }
 
 /*
- * The points at trans == @pc, the first of them; NULL if none.  Inside a
- * run of copied instructions (rec_xlate.h's RX_POINT_SAFE), the one point
- * that stands there, in r->run_pt, valid until the next call.
+ * The points at trans == @pc, decoded into r->pt_at (the first's index in
+ * its zone in r->pt_at_first), valid until the next call; NULL if none.
+ * Inside a run of copied instructions (rec_xlate.h's RX_POINT_SAFE), the
+ * one point that stands there.
  */
 struct rx_point *rc_point_at(struct bt_recorder *r, uint64_t pc, size_t *n)
 {
 	struct zone *z = rc_zone_of(r, pc);
-	const struct rx_point *run;
+	struct rx_point run;
 	size_t lo = 0, hi, first;
+	uint32_t off;
 
 	*n = 0;
 	if (!z)
 		return NULL;
+	off = (uint32_t)(pc - z->base);
 	hi = z->npts;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (z->pts[mid].trans < pc)
+		if (z->pts[mid].trans < off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	first = lo;
-	while (lo < z->npts && z->pts[lo].trans == pc)
-		lo++;
-	*n = lo - first;
+	while (lo < z->npts && z->pts[lo].trans == off && *n < PT_AT_MAX)
+		zpt_get(z, lo++, &r->pt_at[(*n)++]);
+	r->pt_at_first = first;
 	if (*n)
-		return &z->pts[first];
-	run = first ? &z->pts[first - 1] : NULL;
-	if (!run || !rx_point_in_run(run, pc, &r->run_pt))
+		return r->pt_at;
+	if (!first)
 		return NULL;
+	zpt_get(z, first - 1, &run);
+	if (!rx_point_in_run(&run, pc, &r->pt_at[0]))
+		return NULL;
+	r->pt_at_first = first - 1;
 	*n = 1;
-	return &r->run_pt;
+	return r->pt_at;
 }
 
 struct rx_point *rc_point_kind(struct bt_recorder *r, uint64_t pc, int kind)
@@ -491,11 +497,17 @@ struct rx_point *rc_point_kind(struct bt_recorder *r, uint64_t pc, int kind)
 	return NULL;
 }
 
+/* The index in its zone of @p, which rc_point_at() returned last. */
+size_t rc_point_index(const struct bt_recorder *r, const struct rx_point *p)
+{
+	return r->pt_at_first + (size_t)(p - r->pt_at);
+}
+
 static int points_add(struct zone *z, const struct rx_point *p, size_t n)
 {
 	if (z->npts + n > z->ptcap) {
 		size_t cap = z->ptcap ? z->ptcap : 1024;
-		struct rx_point *g;
+		struct zpt *g;
 
 		while (cap < z->npts + n)
 			cap *= 2;
@@ -505,8 +517,8 @@ static int points_add(struct zone *z, const struct rx_point *p, size_t n)
 		z->pts = g;
 		z->ptcap = cap;
 	}
-	memcpy(z->pts + z->npts, p, n * sizeof(*p));
-	z->npts += n;
+	while (n--)
+		zpt_put(z, z->npts++, p++);
 	return 0;
 }
 
@@ -591,12 +603,20 @@ void rc_emit_init(struct bt_recorder *r, struct rx_emit *e, struct zone *z)
 {
 	memset(e, 0, sizeof(*e));
 	e->buf = r->emitbuf;
+	e->pts = r->emitpts;
+	e->ptcap = r->emitptcap;
 	e->cap = ZONE_SIZE - z->used < ZONE_ROOM ? ZONE_SIZE - z->used :
 						   ZONE_ROOM;
 	e->base = z->base + z->used;
 	e->link = link_lookup;
 	e->ctx = r;
 	e->no_time = rc_clock_off();
+}
+
+void rc_emit_done(struct bt_recorder *r, struct rx_emit *e)
+{
+	r->emitpts = e->pts;	/* grown by the emitter: kept for the next */
+	r->emitptcap = e->ptcap;
 }
 
 /* Map a zone within reach of @near (rec_room.c). */

@@ -69,12 +69,12 @@ static struct rthread *enter_prepare(struct bt_recorder *r,
 static uint64_t enter_in_syscall(struct bt_recorder *r, struct bt_thread *th,
 				 uint64_t pc)
 {
-	const struct rx_point *p, *end;
+	struct rx_point p;
 	uint8_t code[2];
 	struct zone *z;
 	struct rb *b;
 	uint64_t trans;
-	size_t n;
+	size_t n, i;
 
 	if (rc_mem_read(r, pc - 2, code, 2) < 0 || code[0] != 0x0f ||
 	    code[1] != 0x05)
@@ -85,11 +85,14 @@ static uint64_t enter_in_syscall(struct bt_recorder *r, struct bt_thread *th,
 	z = rc_zone_of(r, trans);
 	if (!b || b->term != RB_SYSCALL || b->ninsn != 1 || !z)
 		return 0;
-	p = rc_point_at(r, trans, &n);
-	end = z->pts + z->npts;
-	while (p && p < end && !(p->mask == RM_FIXRCX && p->orig == pc))
-		p++;
-	return p && p != end ? p->trans : 0;
+	if (!rc_point_at(r, trans, &n))
+		return 0;
+	for (i = rc_point_index(r, r->pt_at); i < z->npts; i++) {
+		zpt_get(z, i, &p);
+		if (p.mask == RM_FIXRCX && p.orig == pc)
+			return p.trans;
+	}
+	return 0;
 }
 
 int bt_recorder_enter(struct bt_recorder *r, struct bt_thread *th,
@@ -277,7 +280,7 @@ static int exit_direct(struct bt_recorder *r, struct rthread *rt,
 	p = rc_point_kind(r, pt.trans, RX_POINT_EXIT_DIRECT);
 	z = p ? rc_zone_of(r, p->trans) : NULL;
 	if (z)
-		rc_link_exit(r, z, (size_t)(p - z->pts), trans);
+		rc_link_exit(r, z, rc_point_index(r, p), trans);
 	rc_zones_flush(r);	/* a far jump it may have made */
 	regs->rip = trans;
 	ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs);

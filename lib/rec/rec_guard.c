@@ -159,22 +159,30 @@ int rc_tcb_check(struct bt_recorder *r, struct rthread *rt)
 	return ret;
 }
 
-/* The point after @pc in its zone, or NULL. */
-static const struct rx_point *point_after(struct bt_recorder *r, uint64_t pc)
+/* The point after @pc in its zone into *@p; 0 if none. */
+static int point_after(struct bt_recorder *r, uint64_t pc, struct rx_point *p)
 {
 	struct zone *z = rc_zone_of(r, pc);
-	size_t i;
+	size_t lo = 0, hi = z ? z->npts : 0;
 
-	for (i = 0; z && i < z->npts; i++)	/* by trans, ascending */
-		if (z->pts[i].trans > pc)
-			return &z->pts[i];
-	return NULL;
+	while (lo < hi) {	/* by trans, ascending */
+		size_t mid = (lo + hi) / 2;
+
+		if (zpt_trans(z, mid) <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!z || lo == z->npts)
+		return 0;
+	zpt_get(z, lo, p);
+	return 1;
 }
 
 int rc_fault_repair(struct bt_recorder *r, struct rthread *rt,
 		    struct user_regs_struct *regs, const siginfo_t *si)
 {
-	const struct rx_point *p;
+	struct rx_point p;
 	uint64_t head = 0, len;
 	int fixed, bad;
 
@@ -198,9 +206,9 @@ int rc_fault_repair(struct bt_recorder *r, struct rthread *rt,
 		return ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs) == 0;
 	}
 	/* a table probe through the tables' addresses it wrote: again */
-	p = point_after(r, regs->rip);
-	if (fixed && p && p->kind == RX_POINT_EXIT_IBL && p->aux) {
-		regs->rip = p->aux;
+	if (fixed && point_after(r, regs->rip, &p) &&
+	    p.kind == RX_POINT_EXIT_IBL && p.aux) {
+		regs->rip = p.aux;
 		return ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs) == 0;
 	}
 	return 0;

@@ -51,12 +51,13 @@ uint64_t rc_ic_guess(void *ctx, const struct rb *b)
 /* Link the cache @z->pts[@pi] to its target's translation if it has one. */
 static void ic_link(struct bt_recorder *r, struct zone *z, size_t pi)
 {
-	const struct rx_point *p = &z->pts[pi];
+	struct rx_point p;
 	const struct rb *b;
 
-	if (p->kind != RX_POINT_IC || (p->mask & RX_LINKED) || !p->orig)
+	zpt_get(z, pi, &p);
+	if (p.kind != RX_POINT_IC || (p.mask & RX_LINKED) || !p.orig)
 		return;
-	b = rc_block_find(r, p->orig);
+	b = rc_block_find(r, p.orig);
 	if (b && b->trans[RX_PEND_NONE])
 		rc_link_exit(r, z, pi,
 			     b->trans[RX_PEND_NONE] - RX_ENTRY_RESTORE);
@@ -83,15 +84,18 @@ void rc_ic_learn(struct bt_recorder *r, struct rthread *rt, uint64_t probe,
 {
 	struct rx_point *p = rc_point_kind(r, probe, RX_POINT_IC);
 	struct zone *z = p ? rc_zone_of(r, probe) : NULL;
+	size_t pi;
 
 	if (!z || (p->mask & RX_LINKED))
 		return;
+	pi = rc_point_index(r, p);
 	if (p->orig != target) {
 		if (rc_others_in(r, rt->th) ||
 		    rc_code_write(r, RX_IC_IMM(p->aux), &target, 8) < 0)
 			return;
 		p->orig = target;
+		zpt_put(z, pi, p);
 	}
-	ic_link(r, z, (size_t)(p - z->pts));
+	ic_link(r, z, pi);
 	rc_zones_flush(r);	/* a far jump it may have made */
 }

@@ -75,7 +75,7 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 		if (ret < 0)
 			b->trans[pend] = 0;
 	}
-	free(e.pts);
+	rc_emit_done(r, &e);
 	if (ret == 0) {
 		r->translated++;
 		span_add(r, b->start, b->next + 1);
@@ -96,9 +96,11 @@ int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
 
 		rc_emit_init(r, &e, z);
 		if (rx_emit_far_jump(&e, dest) < 0 ||
-		    rc_zone_commit(r, z, &e) < 0)
+		    rc_zone_commit(r, z, &e) < 0) {
+			rc_emit_done(r, &e);
 			return -bte_nomem;
-		free(e.pts);
+		}
+		rc_emit_done(r, &e);
 		/* in the process before a thread can jump to it */
 		if (rc_zones_flush(r) < 0)
 			return -bte_io;
@@ -115,16 +117,18 @@ int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
 void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
 		  uint64_t dest)
 {
-	struct rx_point *p = &z->pts[pi];
-	struct inode node = { .key = p->orig, .zi = (uint32_t)(z - r->zone),
-			      .pi = (uint32_t)pi };
+	struct rx_point p;
+	struct inode node;
 
-	if (p->mask & RX_LINKED)
+	zpt_get(z, pi, &p);
+	node = (struct inode){ .key = p.orig, .zi = (uint32_t)(z - r->zone),
+			       .pi = (uint32_t)pi };
+	if (p.mask & RX_LINKED)
 		return;
 	if (rc_index_add(&r->links, node) < 0 ||
-	    rc_link_patch(r, z, p->aux, dest) < 0)
+	    rc_link_patch(r, z, p.aux, dest) < 0)
 		return;	/* the exit stays: it stops, and links then */
-	z->pts[pi].mask |= RX_LINKED;	/* the int3 is dead */
+	zpt_set_linked(z, pi, 1);	/* the int3 is dead */
 }
 
 /*
@@ -140,17 +144,18 @@ static void link_batch(struct bt_recorder *r, size_t *mark)
 		size_t i;
 
 		for (i = mark[zi]; i < z->npts; i++) {
-			struct rx_point *p = &z->pts[i];
+			struct rx_point p;
 			const struct rb *b;
 
-			if (p->kind != RX_POINT_EXIT_DIRECT || (p->mask & RX_LINKED))
+			zpt_get(z, i, &p);
+			if (p.kind != RX_POINT_EXIT_DIRECT || (p.mask & RX_LINKED))
 				continue;
-			b = rc_block_find(r, p->orig);
-			if (b && b->trans[p->pend])
-				rc_link_exit(r, z, i, b->trans[p->pend]);
-			if (!(p->mask & RX_LINKED))
+			b = rc_block_find(r, p.orig);
+			if (b && b->trans[p.pend])
+				rc_link_exit(r, z, i, b->trans[p.pend]);
+			if (!zpt_linked(z, i))
 				rc_index_add(&r->waiting, (struct inode){
-					.key = p->orig, .zi = (uint32_t)zi,
+					.key = p.orig, .zi = (uint32_t)zi,
 					.pi = (uint32_t)i });
 		}
 	}
@@ -222,16 +227,18 @@ static void waiting_link(struct bt_recorder *r, const struct ahead *q,
 		while (*pp) {
 			struct inode *e = *pp;
 			struct zone *z = &r->zone[e->zi];
-			struct rx_point *p = e->pi < z->npts ? &z->pts[e->pi] :
-							      NULL;
+			int here = e->pi < z->npts;
+			struct rx_point p;
 
 			if (e->key != q[i].at) {
 				pp = &e->next;
 				continue;
 			}
-			if (p && !(p->mask & RX_LINKED) && b->trans[p->pend])
-				rc_link_exit(r, z, e->pi, b->trans[p->pend]);
-			if (p && !(p->mask & RX_LINKED))
+			if (here)
+				zpt_get(z, e->pi, &p);
+			if (here && !(p.mask & RX_LINKED) && b->trans[p.pend])
+				rc_link_exit(r, z, e->pi, b->trans[p.pend]);
+			if (here && !zpt_linked(z, e->pi))
 				pp = &e->next;	/* its variant is not here */
 			else
 				rc_index_unlink(&r->waiting, pp);
@@ -387,17 +394,19 @@ static void orig_gone(struct bt_recorder *r, uint64_t orig)
 
 	while (*pp) {
 		struct inode *e = *pp;
-		struct rx_point *p;
+		struct zone *z;
+		struct rx_point p;
 		int32_t rel = 0;
 
 		if (e->key != orig) {
 			pp = &e->next;
 			continue;
 		}
-		p = &r->zone[e->zi].pts[e->pi];
-		if ((p->mask & RX_LINKED) &&
-		    rc_code_write(r, p->aux, &rel, 4) == 0)
-			p->mask &= ~RX_LINKED;
+		z = &r->zone[e->zi];
+		zpt_get(z, e->pi, &p);
+		if ((p.mask & RX_LINKED) &&
+		    rc_code_write(r, p.aux, &rel, 4) == 0)
+			zpt_set_linked(z, e->pi, 0);
 		rc_index_unlink(&r->links, pp);
 	}
 	rc_table_clear(r, orig);

@@ -159,7 +159,7 @@ int rc_native_exit(struct bt_recorder *r, struct bt_thread *th, uint64_t near,
 	}
 	if (ret == 0)
 		ret = rc_zone_commit(r, z, &e);
-	free(e.pts);
+	rc_emit_done(r, &e);
 	if (ret == 0)
 		ret = aset_put(&n->exits, target, e.base);
 	if (ret == 0)

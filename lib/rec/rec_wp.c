@@ -167,13 +167,14 @@ static void xl_unlink(struct bt_recorder *r, struct wp_page *e)
 		struct zone *z = &r->zone[x->zi];
 
 		for (i = x->first; i < x->end && i < z->npts; i++) {
-			struct rx_point *p = &z->pts[i];
+			struct rx_point p;
 			int32_t rel = 0;
 
-			if (p->kind == RX_POINT_EXIT_DIRECT &&
-			    (p->mask & RX_LINKED) &&
-			    rc_code_write(r, p->aux, &rel, 4) == 0)
-				p->mask &= ~RX_LINKED;
+			zpt_get(z, i, &p);
+			if (p.kind == RX_POINT_EXIT_DIRECT &&
+			    (p.mask & RX_LINKED) &&
+			    rc_code_write(r, p.aux, &rel, 4) == 0)
+				zpt_set_linked(z, i, 0);
 		}
 	}
 	e->nxl = 0;

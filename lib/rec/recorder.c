@@ -316,6 +316,7 @@ void bt_recorder_free(struct bt_recorder *r)
 	rec_walker_release(&r->replay_w);
 	rc_profile_free(r);
 	free(r->emitbuf);
+	free(r->emitpts);
 	free(r->pages);
 	rc_native_free(r);
 	rx_free(r->x);

@@ -33,14 +33,30 @@
 #define NEAR		(1ll << 31)	/* what a rel32 reaches */
 #define SPAN_MAX	64
 #define CODE_PAGES	256
+#define PT_AT_MAX	8	/* points at one address, at most */
 
 /* A zone of translations, and the points of its code (rx_point). */
+/*
+ * A point as a zone keeps it: rx_point in 16 bytes instead of 32 (points
+ * are most of the memory the tracer fills as it translates; zpt_get,
+ * zpt_put).  An aux
+ * that is an address (a direct exit's or a cache's rel32, a lookup's
+ * probe) is always in the point's own zone: kept from its base, plus 1
+ * (0: none).  orig in bits 0-47 (sign-extended back), kind 48-50, mask
+ * 51-55 (RX_LINKED as 0x10), pend 56-63.
+ */
+struct zpt {
+	uint32_t trans;			/* from the zone's base */
+	uint32_t aux;
+	uint64_t w;
+};
+
 struct zone {
 	uint64_t base;
 	size_t used;
 	size_t flushed;			/* bytes written to the process */
 	uint8_t *pend;			/* [flushed, used) not yet written */
-	struct rx_point *pts;		/* by trans, ascending */
+	struct zpt *pts;		/* by trans, ascending */
 	size_t npts, ptcap;
 	/* ZONE_MARKS bytes after the code, the program's to write: mark i
 	 * set when the translation of mark_of[i] ran (a block's start, the
@@ -48,6 +64,65 @@ struct zone {
 	uint64_t *mark_of;
 	size_t nmark, markcap;
 };
+
+static inline int zpt_aux_addr(int kind)
+{
+	return kind == RX_POINT_EXIT_DIRECT || kind == RX_POINT_EXIT_IBL ||
+	       kind == RX_POINT_IC;
+}
+
+static inline uint64_t zpt_trans(const struct zone *z, size_t i)
+{
+	return z->base + z->pts[i].trans;
+}
+
+/* Point @i of @z into *@p. */
+static inline void zpt_get(const struct zone *z, size_t i,
+			   struct rx_point *p)
+{
+	const struct zpt *q = &z->pts[i];
+	unsigned mask = (unsigned)(q->w >> 51) & 0x1f;
+
+	p->trans = z->base + q->trans;
+	p->orig = (uint64_t)((int64_t)(q->w << 16) >> 16);
+	p->kind = (uint8_t)((q->w >> 48) & 7);
+	p->mask = (uint8_t)((mask & 0xf) | (mask & 0x10 ? RX_LINKED : 0));
+	p->pend = (uint8_t)(q->w >> 56);
+	p->aux = zpt_aux_addr(p->kind) && q->aux ? z->base + q->aux - 1 :
+						   q->aux;
+}
+
+#define ZPT_LINKED (1ull << 55)	/* RX_LINKED in zpt.w */
+
+static inline int zpt_linked(const struct zone *z, size_t i)
+{
+	return !!(z->pts[i].w & ZPT_LINKED);
+}
+
+static inline void zpt_set_linked(struct zone *z, size_t i, int on)
+{
+	if (on)
+		z->pts[i].w |= ZPT_LINKED;
+	else
+		z->pts[i].w &= ~ZPT_LINKED;
+}
+
+/* *@p as point @i of @z (@p's addresses in @z). */
+static inline void zpt_put(struct zone *z, size_t i,
+			   const struct rx_point *p)
+{
+	struct zpt *q = &z->pts[i];
+	unsigned mask = (p->mask & 0xfu) | (p->mask & RX_LINKED ? 0x10u : 0);
+
+	q->trans = (uint32_t)(p->trans - z->base);
+	q->aux = zpt_aux_addr(p->kind) && p->aux ?
+			 (uint32_t)(p->aux - z->base + 1) : (uint32_t)p->aux;
+	uint64_t orig = (uint64_t)((int64_t)(p->orig << 16) >> 16) == p->orig ?
+				p->orig : 0;	/* a cache's guess: none */
+
+	q->w = (orig & 0xffffffffffffull) | (uint64_t)(p->kind & 7) << 48 |
+	       (uint64_t)mask << 51 | (uint64_t)p->pend << 56;
+}
 
 /*
  * An index of the cache by address, so that code going away costs what it
@@ -130,7 +205,9 @@ struct bt_recorder {
 	/* processes running in its memory (vfork children; recorder.h) */
 	pid_t guest[GUEST_MAX];
 	size_t nguest;
-	struct rx_point run_pt;		/* rc_point_at()'s inside a run */
+	/* rc_point_at()'s points, decoded; the first's index in its zone */
+	struct rx_point pt_at[PT_AT_MAX];
+	size_t pt_at_first;
 	uint8_t *mirror;		/* the tables, the tracer's view */
 	int mirror_off;			/* forked: /proc/PID/mem now */
 	struct bt_recorder_host host;
@@ -182,6 +259,8 @@ struct bt_recorder {
 	int settling;			/* rc_settle_all() under way */
 	struct rec_walker replay_w;	/* the records of a held part, kept */
 	uint8_t *emitbuf;
+	struct rx_point *emitpts;	/* rc_emit_init()'s points, reused */
+	size_t emitptcap;
 	struct rnative *nat;		/* untraced code (rec_native.c) */
 	struct wp *wp;			/* pages of code the program may write */
 	struct rc_clock clock;		/* the rings' TSC to ns (rec_time.c) */
@@ -225,11 +304,13 @@ struct zone *rc_zone_for(struct bt_recorder *r, struct bt_thread *th,
 			 uint64_t a);
 struct rx_point *rc_point_at(struct bt_recorder *r, uint64_t pc, size_t *n);
 struct rx_point *rc_point_kind(struct bt_recorder *r, uint64_t pc, int kind);
+size_t rc_point_index(const struct bt_recorder *r, const struct rx_point *p);
 int rc_zones_flush(struct bt_recorder *r);
 int rc_code_write(struct bt_recorder *r, uint64_t addr, const void *buf,
 		  size_t len);
 int rc_zone_commit(struct bt_recorder *r, struct zone *z, struct rx_emit *e);
 void rc_emit_init(struct bt_recorder *r, struct rx_emit *e, struct zone *z);
+void rc_emit_done(struct bt_recorder *r, struct rx_emit *e);
 int rc_tables_alloc(struct bt_recorder *r);
 void rc_tables_checked(struct bt_recorder *r, const struct bt_thread *th);
 /* @orig's entries, if it has any, made free. */
