@@ -9,8 +9,9 @@
  * - a path that does not exist: the child exits 127 without an exec,
  *   posix_spawn returns ENOENT.
  * Prints what it saw; exits 0.  The worker hands its result over a pipe
- * (one blocking read: no join, whose retries are timing) and is ended by
- * the exit.
+ * (one blocking read: no join, whose retries are timing) and waits in
+ * pause() to be ended by the exit (a thread that returned would race the
+ * exit through its own end: its madvise of its stack failed in one run).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -42,6 +43,8 @@ static void *worker(void *arg)
 		h = work(h, 100);
 	if (write(done[1], &h, sizeof(h)) != sizeof(h))
 		_exit(3);
+	for (;;)
+		pause();
 	return arg;
 }
 
