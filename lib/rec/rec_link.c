@@ -51,6 +51,31 @@ static int span_overlaps(const struct bt_recorder *r, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
+/*
+ * The direct exits among @z's points [@first, ...) that were linked as
+ * they were emitted (their target translated before), noted by the
+ * original they lead to as rc_link_exit() notes those it links: where
+ * that code goes away, they must go back to their exits too.  (They were
+ * not: a call into code translated earlier ran that code's old translation
+ * after the program rewrote it.)
+ */
+static void note_linked(struct bt_recorder *r, struct zone *z, size_t first)
+{
+	size_t i;
+
+	for (i = first; i < z->npts; i++) {
+		struct rx_point p;
+
+		if (!zpt_linked(z, i))
+			continue;
+		zpt_get(z, i, &p);
+		if (p.kind == RX_POINT_EXIT_DIRECT)
+			rc_index_add(&r->links, (struct inode){
+				.key = p.orig, .zi = (uint32_t)(z - r->zone),
+				.pi = (uint32_t)i });
+	}
+}
+
 /* Translate the one block @b carrying @pend; 0, or < 0 (then it stays
  * untranslated). */
 static int translate_one(struct bt_recorder *r, struct bt_thread *th,
@@ -77,6 +102,7 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 	}
 	rc_emit_done(r, &e);
 	if (ret == 0) {
+		note_linked(r, z, first);
 		r->translated++;
 		span_add(r, b->start, b->next + 1);
 		rc_wp_translated(r, b, z, first);
