@@ -30,7 +30,7 @@ int rx_alloc(struct rx **out)
 	*out = NULL;
 	if (!x)
 		return bt_fail(bte_nomem, ENOMEM, "translator");
-	x->pend_max = RX_PEND_MAX;
+	x->pend_max = RX_PEND_COLD;
 	*out = x;
 	return 0;
 }
@@ -46,6 +46,28 @@ void rb_release(struct rb *b)
 	b->bytes = NULL;
 	b->off = NULL;
 	b->rip = NULL;
+	free(b->xtrans);
+	b->xtrans = NULL;
+}
+
+int rb_set_trans(struct rb *b, unsigned pend, uint64_t trans)
+{
+	if (pend < RX_PENDS_COLD) {
+		b->trans[pend] = trans;
+		return 0;
+	}
+	if (pend >= RX_PENDS)
+		return -bte_nomem;
+	if (!b->xtrans) {
+		if (!trans)
+			return 0;
+		b->xtrans = calloc(RX_PENDS - RX_PENDS_COLD,
+				   sizeof(*b->xtrans));
+		if (!b->xtrans)
+			return -bte_nomem;
+	}
+	b->xtrans[pend - RX_PENDS_COLD] = trans;
+	return 0;
 }
 
 void rx_set_pend_max(struct rx *x, unsigned max)
@@ -142,8 +164,22 @@ int rb_dup_arrays(struct rb *c, const struct rb *b)
 	c->bytes = NULL;
 	c->off = NULL;
 	c->rip = NULL;
+	c->xtrans = NULL;
 	c->succ[0] = c->succ[1] = NULL;	/* @b's neighbours, not @c's */
-	return rb_keep(c, b->bytes, b->off, b->rip);
+	if (b->xtrans) {
+		c->xtrans = malloc((RX_PENDS - RX_PENDS_COLD) *
+				   sizeof(*c->xtrans));
+		if (!c->xtrans)
+			return -bte_nomem;
+		memcpy(c->xtrans, b->xtrans,
+		       (RX_PENDS - RX_PENDS_COLD) * sizeof(*c->xtrans));
+	}
+	if (rb_keep(c, b->bytes, b->off, b->rip) < 0) {
+		free(c->xtrans);
+		c->xtrans = NULL;
+		return -bte_nomem;
+	}
+	return 0;
 }
 
 int rx_block_decode(struct rx *x, uint64_t addr, rx_read_fn read,

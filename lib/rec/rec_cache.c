@@ -593,10 +593,10 @@ static uint64_t link_lookup(void *ctx, uint64_t orig, uint8_t pend,
 	const struct rb *b = rc_block_find(r, orig);
 	int64_t d;
 
-	if (!b || !b->trans[pend])
+	if (!b || !rb_trans(b, pend))
 		return 0;
-	d = (int64_t)(b->trans[pend] - from);
-	return d > -NEAR && d < NEAR ? b->trans[pend] : 0;
+	d = (int64_t)(rb_trans(b, pend) - from);
+	return d > -NEAR && d < NEAR ? rb_trans(b, pend) : 0;
 }
 
 void rc_emit_init(struct bt_recorder *r, struct rx_emit *e, struct zone *z)
@@ -766,10 +766,11 @@ static int table_displace(struct bt_recorder *r, uint64_t orig,
 		uint64_t y = r->tab_orig[w][tab_index(w, orig)];
 		const struct rb *b = rc_block_find(r, y);
 
-		if (!b || !b->trans[RX_PEND_NONE] ||
+		if (!b || !rb_trans(b, RX_PEND_NONE) ||
 		    r->tab_orig[!w][tab_index(!w, y)])
 			continue;
-		if (!table_put(r, !w, y, b->trans[RX_PEND_NONE] - RX_ENTRY_LEN))
+		if (!table_put(r, !w, y,
+			       rb_trans(b, RX_PEND_NONE) - RX_ENTRY_LEN))
 			return 0;
 		return table_put(r, w, orig, trans);
 	}
@@ -801,6 +802,15 @@ int rc_table_insert(struct bt_recorder *r, uint64_t orig, uint64_t trans,
 		return 0;
 	w = r->evict++ & 1;
 	return table_put(r, w, orig, trans);
+}
+
+void rc_table_update(struct bt_recorder *r, uint64_t orig, uint64_t trans)
+{
+	int w;
+
+	for (w = 0; w < 2; w++)
+		if (r->tab_orig[w][tab_index(w, orig)] == orig)
+			table_put(r, w, orig, trans);
 }
 
 int rc_tables_alloc(struct bt_recorder *r)

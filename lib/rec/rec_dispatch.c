@@ -219,8 +219,14 @@ static void leave_at(struct bt_recorder *r, struct rthread *rt,
 	rt->sigmask_known = 0;	/* out, it may change it unseen */
 }
 
+/*
+ * A record of @rt's crossed its ring's bottom: moved to the top (rec_ring.h);
+ * with @sample, the records of the pass that ended are a sample of hot code
+ * (rec_hot.c).
+ */
 static int wrap_fault(struct bt_recorder *r, struct rthread *rt,
-		      struct user_regs_struct *regs, const siginfo_t *si)
+		      struct user_regs_struct *regs, const siginfo_t *si,
+		      int sample)
 {
 	uint64_t addr = (uint64_t)si->si_addr, head, len;
 	struct rx_point *p;
@@ -245,7 +251,11 @@ static int wrap_fault(struct bt_recorder *r, struct rthread *rt,
 			return 0;
 		regs->rcx -= REC_ADDR_LEN;
 	}
-	return ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs) == 0;
+	if (ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs) < 0)
+		return 0;
+	if (sample)
+		rc_hot_wrapped(r, rt, regs, head);
+	return 1;
 }
 
 int bt_recorder_fault(struct bt_recorder *r, struct bt_thread *th,
@@ -255,7 +265,7 @@ int bt_recorder_fault(struct bt_recorder *r, struct bt_thread *th,
 	struct user_regs_struct regs;
 
 	if (rt && rt->in && bt_thread_regs(th, &regs) == 0 &&
-	    ((rc_zone_of(r, regs.rip) && wrap_fault(r, rt, &regs, si)) ||
+	    ((rc_zone_of(r, regs.rip) && wrap_fault(r, rt, &regs, si, 1)) ||
 	     rc_fault_repair(r, rt, &regs, si))) {
 		rc_sigs_consumed(r, rt);
 		return 1;
@@ -311,7 +321,7 @@ static int exit_ibl(struct bt_recorder *r, struct rthread *rt,
 	if (p->aux)
 		rc_ic_learn(r, rt, p->aux, target);
 	b = rc_block_find(r, target);
-	if (b && b->trans[RX_PEND_NONE])	/* found by the lookup */
+	if (b && rb_trans(b, RX_PEND_NONE))	/* found by the lookup */
 		rc_profile_ran(r, b, RB_PROF_RAN | RB_PROF_IBL |
 				      RB_PROF_VAR(RX_PEND_NONE));
 	if (rc_table_insert(r, target, trans - RX_ENTRY_LEN, 1) &&
@@ -379,6 +389,12 @@ int bt_recorder_trap(struct bt_recorder *r, struct bt_thread *th,
 	v = exit_at(r, rt, regs, regs->rip - 1);
 	r->cur = NULL;
 	r->trapping = 0;
+	if (v == BT_RECORDER_GO_ON && r->hot_test) {
+		uint64_t head;
+
+		if (rc_head_read(r, rt, &head) == 0)
+			rc_hot_wrapped(r, rt, regs, head);
+	}
 	if (v == BT_RECORDER_GO_ON)
 		rc_time_stall(r, rt);
 	rt->head_known = 0;
@@ -441,7 +457,7 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 			continue;
 		}
 		if (sig > 0 && bt_thread_regs(th, &regs) == 0 &&
-		    (wrap_fault(r, rt, &regs, &si) ||
+		    (wrap_fault(r, rt, &regs, &si, 0) ||
 		     rc_fault_repair(r, rt, &regs, &si))) {
 			rc_sigs_consumed(r, rt);
 			continue;

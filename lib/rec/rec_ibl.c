@@ -58,9 +58,9 @@ static void ic_link(struct bt_recorder *r, struct zone *z, size_t pi)
 	if (p.kind != RX_POINT_IC || (p.mask & RX_LINKED) || !p.orig)
 		return;
 	b = rc_block_find(r, p.orig);
-	if (b && b->trans[RX_PEND_NONE])
+	if (b && rb_trans(b, RX_PEND_NONE))
 		rc_link_exit(r, z, pi,
-			     b->trans[RX_PEND_NONE] - RX_ENTRY_RESTORE);
+			     rb_trans(b, RX_PEND_NONE) - RX_ENTRY_RESTORE);
 }
 
 int rc_ic_link_batch(struct bt_recorder *r, const size_t *mark)

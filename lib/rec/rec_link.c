@@ -90,15 +90,17 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 		return -bte_nomem;
 	rc_emit_init(r, &e, z);
 	e.guess = rc_ic_guess;
-	e.mark = rc_profile_mark(r, z, b, pend);
+	/* the variants only hot code makes are not in profiles */
+	e.mark = pend < RX_PENDS_COLD ? rc_profile_mark(r, z, b, pend) : 0;
+	rx_set_pend_max(r->x, rb_pend_max(b, pend));
 	ret = rx_translate(r->x, b, pend, &e);
+	if (ret == 0)	/* direct links go past the lookup's entry */
+		ret = rb_set_trans(b, pend, e.base + (pend == RX_PEND_NONE ?
+						      RX_ENTRY_LEN : 0));
 	if (ret == 0) {
-		/* direct links go past the lookup's entry */
-		b->trans[pend] = e.base +
-				 (pend == RX_PEND_NONE ? RX_ENTRY_LEN : 0);
 		ret = rc_zone_commit(r, z, &e);
 		if (ret < 0)
-			b->trans[pend] = 0;
+			rb_set_trans(b, pend, 0);
 	}
 	rc_emit_done(r, &e);
 	if (ret == 0) {
@@ -174,11 +176,12 @@ static void link_batch(struct bt_recorder *r, size_t *mark)
 			const struct rb *b;
 
 			zpt_get(z, i, &p);
-			if (p.kind != RX_POINT_EXIT_DIRECT || (p.mask & RX_LINKED))
+			if (p.kind != RX_POINT_EXIT_DIRECT ||
+			    (p.mask & RX_LINKED))
 				continue;
 			b = rc_block_find(r, p.orig);
-			if (b && b->trans[p.pend])
-				rc_link_exit(r, z, i, b->trans[p.pend]);
+			if (b && rb_trans(b, p.pend))
+				rc_link_exit(r, z, i, rb_trans(b, p.pend));
 			if (!zpt_linked(z, i))
 				rc_index_add(&r->waiting, (struct inode){
 					.key = p.orig, .zi = (uint32_t)zi,
@@ -203,6 +206,7 @@ static void ahead_push(struct bt_recorder *r, const struct rb *b, uint8_t p,
 		q[(*tail)++] = (struct ahead){ b->start, RX_PEND_NONE };
 		return;
 	}
+	rx_set_pend_max(r->x, rb_pend_max(b, p));	/* as translated */
 	switch (b->term) {
 	case RB_COND:
 		q[(*tail)++] = (struct ahead){ b->next,
@@ -247,7 +251,7 @@ static void waiting_link(struct bt_recorder *r, const struct ahead *q,
 		const struct rb *b = rc_block_find(r, q[i].at);
 		struct inode **pp;
 
-		if (!b || !b->trans[q[i].pend])
+		if (!b || !rb_trans(b, q[i].pend))
 			continue;
 		pp = rc_index_head(&r->waiting, q[i].at);
 		while (*pp) {
@@ -262,8 +266,8 @@ static void waiting_link(struct bt_recorder *r, const struct ahead *q,
 			}
 			if (here)
 				zpt_get(z, e->pi, &p);
-			if (here && !(p.mask & RX_LINKED) && b->trans[p.pend])
-				rc_link_exit(r, z, e->pi, b->trans[p.pend]);
+			if (here && !(p.mask & RX_LINKED) && rb_trans(b, p.pend))
+				rc_link_exit(r, z, e->pi, rb_trans(b, p.pend));
 			if (here && !zpt_linked(z, e->pi))
 				pp = &e->next;	/* its variant is not here */
 			else
@@ -289,14 +293,14 @@ static void return_sites(struct bt_recorder *r, const struct ahead *q,
 		struct rb *b = rc_block_find(r, q[i].at);
 		struct rb *site;
 
-		if (!b || !b->trans[q[i].pend] ||
+		if (!b || !rb_trans(b, q[i].pend) ||
 		    (b->term != RB_CALL && b->term != RB_ICALL))
 			continue;
 		rc_native_ret(r, b->next);
 		site = rc_block_find(r, b->next);
-		if (site && site->trans[RX_PEND_NONE])
+		if (site && rb_trans(site, RX_PEND_NONE))
 			rc_table_insert(r, b->next,
-					site->trans[RX_PEND_NONE] -
+					rb_trans(site, RX_PEND_NONE) -
 						RX_ENTRY_LEN, 0);
 	}
 }
@@ -320,8 +324,8 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 	if (!first)
 		return -bte_nomem;
 	rc_profile_ran(r, first, RB_PROF_RAN | RB_PROF_VAR(pend));
-	if (first->trans[pend]) {
-		*trans = first->trans[pend];
+	if (rb_trans(first, pend)) {
+		*trans = rb_trans(first, pend);
 		return 0;
 	}
 	for (i = 0; i < ZONE_MAX; i++)
@@ -334,7 +338,7 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 		if (q.at != a && !r->host.translatable(r->t, q.at))
 			continue;
 		b = rc_wp_block_get(r, th, q.at);
-		if (!b || b->trans[q.pend])
+		if (!b || rb_trans(b, q.pend))
 			continue;
 		ret = translate_one(r, th, b, q.pend);
 		if (ret < 0 && q.at == a && q.pend == pend)
@@ -346,7 +350,7 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 			ahead_push(r, b, q.pend, queue, &tail);
 	}
 	link_batch(r, mark);
-	*trans = first->trans[pend];
+	*trans = rb_trans(first, pend);
 	ret = rc_zones_flush(r);
 	if (ret < 0)
 		return ret;
@@ -379,7 +383,7 @@ int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
 		if (!vars)
 			vars = RB_PROF_VAR(RX_PEND_NONE);
 		for (p = RX_PEND_NONE; p < RX_PENDS; p++)
-			if ((vars & RB_PROF_VAR(p)) && !b->trans[p] &&
+			if ((vars & RB_PROF_VAR(p)) && !rb_trans(b, p) &&
 			    translate_one(r, th, b, p) == 0) {
 				b->prof |= RB_PROF_HINT;
 				queue[nq++] = (struct ahead){ at[i], p };
@@ -395,11 +399,11 @@ int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
 		struct rb *b;
 
 		if (!(how[i] & RB_PROF_IBL) || !(b = rc_block_find(r, at[i])) ||
-		    !b->trans[RX_PEND_NONE])
+		    !rb_trans(b, RX_PEND_NONE))
 			continue;
 		b->prof |= RB_PROF_IBL;
-		rc_table_insert(r, at[i], b->trans[RX_PEND_NONE] - RX_ENTRY_LEN,
-				0);
+		rc_table_insert(r, at[i],
+				rb_trans(b, RX_PEND_NONE) - RX_ENTRY_LEN, 0);
 	}
 	return_sites(r, queue, nq);
 	waiting_link(r, queue, nq);

@@ -54,7 +54,7 @@
 /* a variant's bit in the byte, from a block's (RB_PROF_VARS) */
 #define PROF_VARS(prof)	((uint8_t)(((prof) & RB_PROF_VARS) << 1))
 #define RB_VARS(byte)	((uint8_t)(((byte) >> 1) & RB_PROF_VARS))
-_Static_assert(RX_PENDS == 4, "three variants, three bits");
+_Static_assert(RX_PENDS_COLD == 4, "three variants, three bits");
 
 /* a zone's mark_of: the block's start, the variant (pend) above, and
  * whether a harvest took it already (the next one needs no lookup) */
@@ -318,7 +318,7 @@ void rc_profile_harvest(struct bt_recorder *r)
 				z->mark_of[i] |= MARK_TAKEN;
 				if ((b = rc_block_find(r, e & MARK_PC)))
 					rc_profile_ran(r, b, RB_PROF_RAN |
-						RB_PROF_VAR((e >> MARK_PEND) & 7));
+						RB_PROF_VAR((e >> MARK_PEND) & 0xff));
 			}
 		free(m);
 	}

@@ -102,19 +102,24 @@ enum rb_term {
  * oldest first (1 taken); RX_PEND_NONE: none.  RX_PENDS bounds them.
  */
 #define RX_PEND_NONE	1
-#define RX_PEND_MAX	1		/* the most a variant carries */
+#define RX_PEND_MAX	3		/* the most a variant carries: hot code */
 #define RX_PENDS	(2 << RX_PEND_MAX)
+#define RX_PEND_COLD	1		/* the most until a block is found hot */
+#define RX_PENDS_COLD	(2 << RX_PEND_COLD)
 
 #define RB_MAX_INSN 256
 #define RB_MAX_BYTES 4096
 
 /* What a block's profile says (rec_profile.c): it ran, the lookup found
  * it (an indirect branch's target), it was translated from a profile;
- * and which of its variants ran (by pending outcomes, RB_PROF_VAR). */
+ * and which of its variants ran (by pending outcomes, RB_PROF_VAR: those
+ * of cold code only, 0 for the others). */
 #define RB_PROF_RAN	1
 #define RB_PROF_IBL	2
 #define RB_PROF_HINT	4
-#define RB_PROF_VAR(pend)	((uint8_t)(8u << ((pend) - 1)))
+#define RB_PROF_VAR(pend)					\
+	((pend) >= RX_PEND_NONE && (pend) < RX_PENDS_COLD ?		\
+		 (uint8_t)(8u << ((pend) - 1)) : 0)
 #define RB_PROF_VARS	0x38
 
 /* A decoded block.  For RB_LEAVE, end == next: the instruction at end
@@ -133,8 +138,12 @@ struct rb {
 	uint8_t *rip;		/* each one's rip-relative disp32 offset, 0:
 				   none (off, rip and bytes: one allocation,
 				   off's) */
-	uint64_t trans[RX_PENDS];	/* its translation by pending
-					   outcomes, 0: none yet */
+	/* its translation by pending outcomes, 0: none yet (rb_trans):
+	 * those a block has before it is hot here, the others in xtrans */
+	uint64_t trans[RX_PENDS_COLD];
+	uint64_t *xtrans;	/* [RX_PENDS - RX_PENDS_COLD], or NULL */
+	uint32_t hits;		/* runs in the samples of hot code (rec_hot.c) */
+	uint8_t hot;		/* translated again for hot code */
 	int dead;		/* its code went away (rec_link.c's invalidation) */
 	uint32_t died;		/* the generation it died in (rec_grave.c) */
 	struct rb *hnext;
@@ -143,6 +152,27 @@ struct rb {
 	struct rb *succ[2];
 	uint64_t succ_epoch;
 };
+
+/* @b's translation carrying @pend, 0 if none. */
+static inline uint64_t rb_trans(const struct rb *b, unsigned pend)
+{
+	if (pend < RX_PENDS_COLD)
+		return b->trans[pend];
+	return b->xtrans && pend < RX_PENDS ? b->xtrans[pend - RX_PENDS_COLD] :
+					       0;
+}
+
+/* Set it: 0, or -bte_nomem. */
+int rb_set_trans(struct rb *b, unsigned pend, uint64_t trans);
+
+/*
+ * The outcomes @b's variant carrying @pend carries on at most: more in
+ * hot code (rec_hot.c), and in the variants only hot code leads to.
+ */
+static inline unsigned rb_pend_max(const struct rb *b, unsigned pend)
+{
+	return b->hot || pend >= RX_PENDS_COLD ? RX_PEND_MAX : RX_PEND_COLD;
+}
 
 /* Original code: 0, or < 0 if @len bytes at @addr cannot be read. */
 typedef int (*rx_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
@@ -171,7 +201,7 @@ int rb_dup_arrays(struct rb *c, const struct rb *b);
 uint32_t rb_insns_before(const struct rb *b, uint64_t pc);
 
 /* Outcomes a variant may carry: 0 (each conditional records its own) to
- * RX_PEND_MAX, the default. */
+ * RX_PEND_MAX; RX_PEND_COLD by default. */
 void rx_set_pend_max(struct rx *x, unsigned max);
 
 /* Does @b's translation carry pending outcomes on (else it records them

@@ -5,6 +5,8 @@
  * rec_ring.h the ring, recorder_int.h the map of its files.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -257,6 +259,7 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 {
 	struct bt_recorder *r = calloc(1, sizeof(*r));
 	const char *stall = getenv("BTRACE_TEST_TABLE_STALL_US");
+	const char *hot = getenv("BTRACE_HOT");
 	int ret;
 
 	*out = NULL;
@@ -268,6 +271,8 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 	r->nbucket = 4096;
 	r->tab_unchecked = 1;
 	r->stall_us = stall ? (unsigned)atoi(stall) : 0;
+	r->hot_off = hot && !strcmp(hot, "0");
+	r->hot_test = getenv("BTRACE_TEST_HOT") != NULL;
 	rc_profile_init(r);
 	r->bucket = calloc(r->nbucket, sizeof(*r->bucket));
 	r->ringbuf = malloc(t->opts.buffer_size ? t->opts.buffer_size :
@@ -314,6 +319,12 @@ void bt_recorder_free(struct bt_recorder *r)
 	free(r->ringbuf);
 	rec_walker_release(&r->drain_w);
 	rec_walker_release(&r->replay_w);
+	rec_walker_release(&r->hot_w);
+	free(r->hotq);
+	free(r->hotbuf);
+	if (getenv("BTRACE_TEST_HOT_LOG"))	/* tests/e2e/rec_hot.sh */
+		fprintf(stderr, "btrace: test: %" PRIu64
+			" blocks translated again (hot)\n", r->hot_made);
 	rc_profile_free(r);
 	free(r->emitbuf);
 	free(r->emitpts);

@@ -258,6 +258,18 @@ struct bt_recorder {
 	struct rec_walker drain_w;	/* its records buffer, kept */
 	int settling;			/* rc_settle_all() under way */
 	struct rec_walker replay_w;	/* the records of a held part, kept */
+	/* hot code (rec_hot.c): blocks found hot, to translate again; the
+	 * samples' buffer and records; wraps to the next sample */
+	uint64_t *hotq;
+	size_t nhot, hotcap;
+	uint8_t *hotbuf;
+	struct rec_walker hot_w;
+	unsigned hot_wraps, hot_every;
+	int hot_off;			/* BTRACE_HOT=0 */
+	int hot_test;			/* BTRACE_TEST_HOT=1 */
+	uint64_t hot_made;		/* blocks translated again */
+	uint64_t hot_insns;		/* instructions walked by a sample */
+	int hot_dense;			/* a sample's records were dense */
 	uint8_t *emitbuf;
 	struct rx_point *emitpts;	/* rc_emit_init()'s points, reused */
 	size_t emitptcap;
@@ -315,6 +327,8 @@ int rc_tables_alloc(struct bt_recorder *r);
 void rc_tables_checked(struct bt_recorder *r, const struct bt_thread *th);
 /* @orig's entries, if it has any, made free. */
 void rc_table_clear(struct bt_recorder *r, uint64_t orig);
+/* @orig's entries, where it has any, lead to @trans now. */
+void rc_table_update(struct bt_recorder *r, uint64_t orig, uint64_t trans);
 int rc_table_insert(struct bt_recorder *r, uint64_t orig, uint64_t trans,
 		    int need);
 void rc_blocks_clear(struct bt_recorder *r);
@@ -427,6 +441,8 @@ void rc_wp_free(struct bt_recorder *r);
 int rc_wp_copy(struct bt_recorder *c, const struct bt_recorder *p);
 /* rec_time.c: the tracer's time where it held @rt (its stop, now) */
 void rc_time_stall(struct bt_recorder *r, struct rthread *rt);
+void rc_hot_wrapped(struct bt_recorder *r, struct rthread *rt,
+		    const struct user_regs_struct *regs, uint64_t head);
 
 /*
  * rec_guard.c: the recorder's memory against the program's writes.  The

@@ -14,7 +14,9 @@
  * -m MODE: the mode checked (fast, record; default fast); -b MODE: the
  *     reference (step, fast; default step).
  * -k: follow fork children (--follow-fork) and compare theirs too.
- * -B MIB: ring size per thread (default 64; a power of two).
+ * -B MIB: ring size per thread (default 64; a power of two); -B 64K: KiB.
+ * -L: compare only the last branches both runs kept (rings too small for
+ *     the whole run: -B), and their instruction counts but the first's.
  * -S: compare only the thread that stopped (the others' paths wait on
  *     each other: joins, locks).
  * -V: where both histories are inside the vDSO they may differ (its clock
@@ -74,10 +76,10 @@ struct run {
 	double seconds;
 };
 
-static int threaded, verbose, follow, vdso_loose, stopped_only, no_pin;
+static int threaded, verbose, follow, vdso_loose, stopped_only, tails_only, no_pin;
 static int only_mode = -1;
 static uint64_t vdso_start, vdso_end;	/* the last run's [vdso] */
-static size_t buffer_mib = 64;
+static size_t buffer_bytes = 64u << 20;
 static int ref_mode = BT_SOFT_STEP, cmp_mode = BT_SOFT_FAST;
 static const char *only[16], *exclude[16], *from_sym;
 static size_t nonly, nexclude;
@@ -275,7 +277,7 @@ static int run_one(int mode, char **argv, struct run *run)
 	o.size = sizeof(o);
 	o.backend = BT_BACKEND_SOFT;
 	o.soft_mode = mode;
-	o.buffer_size = buffer_mib << 20;
+	o.buffer_size = buffer_bytes;
 	o.follow_fork = follow;
 	if (mode != BT_SOFT_STEP) {
 		o.only = nonly ? only : NULL;
@@ -405,12 +407,51 @@ static int compare_stopped(const struct run *ref, const struct run *fast)
 	return 1;
 }
 
+/* -L: the last branches both histories kept, the same (the first of them
+ * without its instruction count, which counts from where a ring began). */
+static int compare_tails(const struct run *ref, const struct run *fast)
+{
+	size_t i, k;
+
+	for (i = 0; i < ref->nth && i < fast->nth; i++) {
+		const struct history *a = &ref->th[i], *b = &fast->th[i];
+		size_t m = a->n < b->n ? a->n : b->n;
+
+		for (k = 0; k < m; k++) {
+			struct bt_rec_branch x = a->rec[a->n - m + k];
+			struct bt_rec_branch y = b->rec[b->n - m + k];
+
+			if (!k)
+				x.ninsn = y.ninsn = 0;
+			if (!rec_same(x, y))
+				break;
+		}
+		if (k == m && m > 0)
+			continue;
+		fprintf(stderr, "softdiff: thread #%zu's last %zu branches "
+			"differ at %zu\n", i, m, k);
+		if (k < m) {
+			print_rec(mode_name(ref_mode), &a->rec[a->n - m + k]);
+			print_rec(mode_name(cmp_mode), &b->rec[b->n - m + k]);
+		}
+		return 1;
+	}
+	if (ref->nth != fast->nth) {
+		fprintf(stderr, "softdiff: %zu threads stepping, %zu fast\n",
+			ref->nth, fast->nth);
+		return 1;
+	}
+	return 0;
+}
+
 static int compare(const struct run *ref, const struct run *fast)
 {
 	size_t i, k;
 
 	if (stopped_only)
 		return compare_stopped(ref, fast);
+	if (tails_only)
+		return compare_tails(ref, fast);
 	if (ref->nth != fast->nth) {
 		fprintf(stderr, "softdiff: %zu threads stepping, %zu fast\n",
 			ref->nth, fast->nth);
@@ -519,7 +560,7 @@ int main(int argc, char **argv)
 	static struct run ref, fast;
 	int opt, ret, tries;
 
-	while ((opt = getopt(argc, argv, "+tvsfkVSPm:b:B:o:x:F:")) != -1) {
+	while ((opt = getopt(argc, argv, "+tvsfkVSLPm:b:B:o:x:F:")) != -1) {
 		if (opt == 'm' && (cmp_mode = mode_parse(optarg)) < 0)
 			goto usage;
 		else if (opt == 'b' && (ref_mode = mode_parse(optarg)) < 0)
@@ -532,10 +573,13 @@ int main(int argc, char **argv)
 			vdso_loose = 1;
 		else if (opt == 'S')
 			stopped_only = 1;
+		else if (opt == 'L')
+			tails_only = 1;
 		else if (opt == 'P')
 			no_pin = 1;
-		else if (opt == 'B')
-			buffer_mib = (size_t)atoi(optarg);
+		else if (opt == 'B')	/* -B 64K: KiB */
+			buffer_bytes = (size_t)atoi(optarg)
+				       << (strchr(optarg, 'K') ? 10 : 20);
 		else if (opt == 's')
 			only_mode = BT_SOFT_STEP;
 		else if (opt == 'f')
@@ -580,6 +624,6 @@ int main(int argc, char **argv)
 		printf("same histories\n");
 	return ret;
 usage:
-	fprintf(stderr, "usage: softdiff [-t] [-v] [-k] [-V] [-S] [-P] [-B MIB] [-b MODE] [-m MODE] [-o GLOB] [-x GLOB] [-F SYM] [-s|-f] -- PROGRAM [ARGS...]\n");
+	fprintf(stderr, "usage: softdiff [-t] [-v] [-k] [-V] [-S] [-L] [-P] [-B MIB|NK] [-b MODE] [-m MODE] [-o GLOB] [-x GLOB] [-F SYM] [-s|-f] -- PROGRAM [ARGS...]\n");
 	return 2;
 }

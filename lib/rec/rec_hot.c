@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Hot code, translated again to carry more outcomes (rec_xlate.h).
+ *
+ * A conditional's outcome costs a record only where the variant it runs
+ * in cannot carry it on: a REC_TNT byte holds up to six outcomes, but
+ * each outcome carried means more variants of the blocks that follow, and
+ * translating them all ahead at start-up costs more than it saves (see
+ * docs/recorder.md, "Carried outcomes").  So code carries one outcome
+ * (RX_PEND_COLD) until it is found hot, then up to RX_PEND_MAX.
+ *
+ * Found hot: where a thread's ring wraps (rec_dispatch.c's wrap_fault),
+ * the newest records of the pass that ended are read back (64 KiB and a
+ * little: a whole target is in every 64 KiB of ring, rec_ring.h) and
+ * walked as a drain walks them; a block that ends in a conditional and
+ * ran HOT_HITS times in such samples is hot.  It is translated again
+ * once a sample's conditionals' records were dense (HOT_DENSE; the samples
+ * after are less so, the code carrying more).  Where they are not, the
+ * records are not what the code pays for, and the variants cost more
+ * than they save: sqlite3's VDBE loop (a REC_TNT every 19 instructions)
+ * ran 5% slower translated again, recursive fib (one every 48) 4% faster,
+ * gzip (one every 8) 13% faster, python3's loop (one every 12) 40%
+ * faster.  Sampling stops being done at every wrap once samples find
+ * nothing new.
+ *
+ * Translated again: each variant it has is translated anew, carrying up
+ * to RX_PEND_MAX outcomes, with what that leads to ahead (rc_translate).
+ * The direct exits and inline caches linked to the old one and its lookup
+ * entries are pointed at the new one (relink), and the old one's first
+ * instruction becomes a jump to it, so that any other way in leads there
+ * too; a thread inside the old one goes on.  Only while the thread that
+ * wrapped is the only one in the translation (no other can be running
+ * the bytes that change) and no vfork child shares the memory.
+ *
+ * BTRACE_TEST_HOT=1 (tests/e2e/rec_hot.sh): a sample at every stop where
+ * the thread goes on in the translation, and a block that ran once in one
+ * is hot, so that the differential tests run through all of this.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/user.h>
+
+#include "btrace/error.h"
+#include "internal.h"
+#include "rec/rec_drain.h"
+#include "rec/rec_ring.h"
+#include "rec/recorder_int.h"
+
+#define HOT_SAMPLE	((64u << 10) + 512)	/* bytes of ring read back */
+#define HOT_HITS	16	/* runs in samples that make a block hot */
+#define HOT_EVERY_MAX	64	/* wraps between samples that find nothing */
+#define HOT_DENSE	16	/* a REC_TNT per this many instructions at
+				   least: a sample of code worth it */
+
+static void hot_queue(struct bt_recorder *r, uint64_t orig)
+{
+	uint64_t *g;
+
+	if (r->nhot == r->hotcap) {
+		size_t cap = r->hotcap ? 2 * r->hotcap : 64;
+
+		g = realloc(r->hotq, cap * sizeof(*g));
+		if (!g)
+			return;
+		r->hotq = g;
+		r->hotcap = cap;
+	}
+	r->hotq[r->nhot++] = orig;
+}
+
+static const struct rb *hot_block(void *ctx, uint64_t pc)
+{
+	struct bt_recorder *r = ctx;
+	struct rb *b = rc_block_find(r, pc);
+
+	if (b && !b->hot && b->term == RB_COND &&
+	    ++b->hits == (r->hot_test ? 1 : HOT_HITS))
+		hot_queue(r, b->start);
+	return b;
+}
+
+static void hot_insns(void *ctx, uint32_t n)
+{
+	struct bt_recorder *r = ctx;
+
+	r->hot_insns += n;
+}
+
+static void hot_branch(void *ctx, uint64_t from, uint64_t to, int kind)
+{
+	(void)ctx;
+	(void)from;
+	(void)to;
+	(void)kind;
+}
+
+static void hot_gap(void *ctx, int reason)
+{
+	(void)ctx;
+	(void)reason;
+}
+
+static const struct rec_drain_ops hot_ops = {
+	.block = hot_block,
+	.insns = hot_insns,
+	.branch = hot_branch,
+	.gap = hot_gap,
+};
+
+/*
+ * Walk the newest records of the pass that ended at @head (below the
+ * REC_SYNC the wrap wrote at the top); 1 if their conditionals' records
+ * are dense enough to be worth carrying more outcomes: a REC_TNT per
+ * HOT_DENSE instructions or more.
+ */
+static int sample(struct bt_recorder *r, struct rthread *rt, uint64_t head)
+{
+	uint64_t end = rt->top - REC_ADDR_LEN;
+	size_t len = head < end && end - head < HOT_SAMPLE ? end - head :
+							    HOT_SAMPLE;
+	struct rec_walker w = { &hot_ops, r, 0, ~0ull, NULL, 0 };
+	size_t n = 0, i, tnt = 0;
+
+	if (head >= end)
+		return 0;
+	if (!r->hotbuf)
+		r->hotbuf = malloc(HOT_SAMPLE);
+	if (!r->hotbuf || rc_mem_read(r, head, r->hotbuf, len) < 0)
+		return 0;
+	w.found = r->hot_w.found;
+	w.found_cap = r->hot_w.found_cap;
+	r->hot_insns = 0;
+	if (rec_drain_found(r->hotbuf, len, &w, &n) == 0)
+		rec_drain_walk(&w, w.found, n, 0, 0);
+	else
+		n = 0;
+	r->hot_w.found = w.found;	/* kept for the next sample */
+	r->hot_w.found_cap = w.found_cap;
+	for (i = 0; i < n; i++)
+		tnt += w.found[i].tag >= REC_TNT;
+	return r->hot_test || (tnt && r->hot_insns / tnt <= HOT_DENSE);
+}
+
+/*
+ * The ways into @b's variant carrying @p lead to its translation @trans
+ * now: direct exits and inline caches linked to it (rc_link_exit notes
+ * them by original), and its lookup entries.  Any one missed still gets
+ * there through the old translation's jump.
+ */
+static void relink(struct bt_recorder *r, const struct rb *b, unsigned p,
+		   uint64_t trans)
+{
+	struct inode *e;
+
+	for (e = *rc_index_head(&r->links, b->start); e; e = e->next) {
+		struct zone *z = &r->zone[e->zi];
+		struct rx_point pt;
+
+		if (e->key != b->start || e->pi >= z->npts)
+			continue;
+		zpt_get(z, e->pi, &pt);
+		if (!(pt.mask & RX_LINKED))
+			continue;
+		if (pt.kind == RX_POINT_EXIT_DIRECT && pt.pend == p)
+			rc_link_patch(r, z, pt.aux, trans);
+		else if (pt.kind == RX_POINT_IC && p == RX_PEND_NONE)
+			rc_link_patch(r, z, pt.aux, trans - RX_ENTRY_RESTORE);
+	}
+	if (p == RX_PEND_NONE)
+		rc_table_update(r, b->start, trans - RX_ENTRY_LEN);
+}
+
+/* Translate @b again, carrying more; 0 if it was not. */
+static int tier_up(struct bt_recorder *r, struct bt_thread *th,
+		   struct rb *b, uint64_t pc)
+{
+	uint64_t old[RX_PENDS_COLD], trans;
+	unsigned p;
+	int done = 0;
+
+	for (p = RX_PEND_NONE; p < RX_PENDS_COLD; p++) {
+		old[p] = b->trans[p];
+		if (old[p] && pc >= old[p] && pc < old[p] + 5) {
+			b->hits = 0;	/* the thread is where it changes */
+			return 0;
+		}
+	}
+	b->hot = 1;
+	for (p = RX_PEND_NONE; p < RX_PENDS_COLD; p++) {
+		uint8_t jmp = 0xe9;
+		struct zone *z;
+
+		if (!old[p])
+			continue;
+		b->trans[p] = 0;
+		if (rc_translate(r, th, b->start, (uint8_t)p, &trans) < 0 ||
+		    !(z = rc_zone_of(r, old[p])) ||
+		    rc_code_write(r, old[p], &jmp, 1) < 0 ||
+		    rc_link_patch(r, z, old[p] + 1, trans) < 0) {
+			/* the old one stays where the new one is not there */
+			if (!b->trans[p])
+				b->trans[p] = old[p];
+			continue;
+		}
+		relink(r, b, p, trans);
+		done = 1;
+	}
+	return done;
+}
+
+void rc_hot_wrapped(struct bt_recorder *r, struct rthread *rt,
+		    const struct user_regs_struct *regs, uint64_t head)
+{
+	struct bt_thread *th = rt->th;
+	size_t i;
+	int made = 0;
+
+	if (r->nguest || rc_others_in(r, th) || r->hot_off)
+		return;
+	if (++r->hot_wraps < r->hot_every && !r->hot_test)
+		return;
+	r->hot_wraps = 0;
+	if (sample(r, rt, head))
+		r->hot_dense = 1;	/* from then on: dense no longer, as
+					   code carries more */
+	if (!r->hot_dense || !r->nhot) {
+		/* found hot, not dense: kept for a sample that is */
+		if (r->hot_every < HOT_EVERY_MAX)
+			r->hot_every = r->hot_every ? 2 * r->hot_every : 2;
+		return;
+	}
+	r->hot_every = 1;
+	r->cur = th;
+	for (i = 0; i < r->nhot; i++) {
+		struct rb *b = rc_block_find(r, r->hotq[i]);
+
+		if (b && !b->hot && !b->dead && tier_up(r, th, b, regs->rip)) {
+			r->hot_made++;
+			made = 1;
+		}
+	}
+	r->cur = NULL;
+	r->nhot = 0;
+	if (made)
+		rc_zones_flush(r);
+}

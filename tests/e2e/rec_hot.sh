@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Hot code translated again to carry more outcomes (lib/rec/rec_hot.c),
+# against single-stepping:
+# - found hot where a ring wraps: hot_loop with a 64 KiB ring, the last
+#   branches both runs kept (softdiff -L: the rings hold a round or two)
+#   the same, blocks translated again;
+# - BTRACE_TEST_HOT=1, every block that ran translated again at the next
+#   stop: programs of the distribution and targets with code written at
+#   run time, signals, fork, threads, branch for branch;
+# - python3's loop with a 1 MiB ring: its output and exit status as
+#   untraced, its last branches without a gap, blocks translated again.
+. "$TESTDIR/e2e/lib/common.sh"
+need_cmd python3 gzip perl
+export BTRACE_TEST_HOT_LOG=1 PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0
+printf 'a line to compress\n%.0s' $(seq 1 50) >"$work/in.txt"
+fails=0
+
+hot_made() {	# the last check made blocks hot
+	local n
+	n=$(grep -ao 'test: [0-9]* blocks translated again' "$work/softdiff.log" |
+		awk '{ s += $2 } END { print s + 0 }')
+	if [ "$n" -gt 0 ]; then
+		echo "     $n blocks translated again"
+	else
+		echo "FAIL no block translated again"
+		fails=$((fails + 1))
+	fi
+}
+
+softdiff_check -L -B 64K -m record -- "$TARGETS/hot_loop" 12 2000
+hot_made
+
+export BTRACE_TEST_HOT=1
+for args in "gzip -c $work/in.txt" \
+	"perl -e print(join(q(,),sort(keys(%{{a=>1,b=>2}}))))" \
+	"$TARGETS/jit_rewrite" "$TARGETS/jit_wx" "$TARGETS/rec_remap" \
+	"$TARGETS/sighandler" "$TARGETS/sig_restart" "$TARGETS/recursion" \
+	"$TARGETS/jumptable"; do
+	# shellcheck disable=SC2086 # a program and its words
+	softdiff_check -m record -- $args
+	hot_made
+done
+softdiff_check -n -T 300 -k -m record -- "$TARGETS/rec_fork"
+hot_made
+softdiff_check -t -m record -- "$TARGETS/rec_threads"
+hot_made
+unset BTRACE_TEST_HOT
+
+loop='s = 0
+for i in range(300000):
+    s += i % 7
+print(s)'
+want=$(python3 -c "$loop")
+"$BTRACE" run --soft-mode record --buffer-size 1M --json --last 2000 \
+	-- python3 -c "$loop" >"$work/py.out" 2>"$work/py.err"
+rc=$?
+if [ $rc = 0 ] && python3 - "$work/py.out" "$want" "$work/py.err" <<'PY'
+import json, re, sys
+text, want, err = open(sys.argv[1]).read(), sys.argv[2], open(sys.argv[3]).read()
+assert text.startswith(want + "\n"), (text[:40], want)
+doc = json.loads(text[len(want) + 1:])
+assert doc["stop"]["reason"] == "exit" and doc["stop"]["status"] == 0, doc["stop"]
+th = doc["threads"][0]
+assert len(th["branches"]) == 2000, len(th["branches"])
+assert not any("gap" in b for b in th["branches"]), "a gap"
+st = doc["stats"]
+assert st["stops"] < st["branches"] / 100, st
+made = sum(int(n) for n in re.findall(r"test: (\d+) blocks translated again", err))
+assert made > 0, err
+print("ok   python3 loop, 1 MiB ring:", made, "blocks translated again,", st)
+PY
+then :; else
+	echo "FAIL python3 loop (exit $rc)"; tail -5 "$work/py.err"
+	fails=$((fails + 1))
+fi
+[ $fails = 0 ]
