@@ -142,8 +142,11 @@ struct rb {
 	 * those a block has before it is hot here, the others in xtrans */
 	uint64_t trans[RX_PENDS_COLD];
 	uint64_t *xtrans;	/* [RX_PENDS - RX_PENDS_COLD], or NULL */
-	uint32_t hits;		/* runs in the samples of hot code (rec_hot.c) */
-	uint8_t hot;		/* translated again for hot code */
+	/* hot code (rec_hot.c): its runs in the sample numbered hit_sample,
+	 * the samples it was hot in, translated again */
+	uint16_t hits, hit_sample;
+	uint8_t hot_samples;
+	uint8_t hot;
 	int dead;		/* its code went away (rec_link.c's invalidation) */
 	uint32_t died;		/* the generation it died in (rec_grave.c) */
 	struct rb *hnext;

@@ -273,6 +273,7 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 	r->stall_us = stall ? (unsigned)atoi(stall) : 0;
 	r->hot_off = hot && !strcmp(hot, "0");
 	r->hot_test = getenv("BTRACE_TEST_HOT") != NULL;
+	r->hot_need = rc_hot_samples();
 	rc_profile_init(r);
 	r->bucket = calloc(r->nbucket, sizeof(*r->bucket));
 	r->ringbuf = malloc(t->opts.buffer_size ? t->opts.buffer_size :

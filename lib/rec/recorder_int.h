@@ -269,6 +269,9 @@ struct bt_recorder {
 	int hot_test;			/* BTRACE_TEST_HOT=1 */
 	uint64_t hot_made;		/* blocks translated again */
 	uint64_t hot_insns;		/* instructions walked by a sample */
+	uint16_t hot_sample;		/* samples taken, the one being walked */
+	size_t hot_cands;		/* its blocks that ran HOT_HITS times */
+	unsigned hot_need;		/* samples a block must be hot in */
 	int hot_dense;			/* a sample's records were dense */
 	uint8_t *emitbuf;
 	struct rx_point *emitpts;	/* rc_emit_init()'s points, reused */
@@ -441,6 +444,7 @@ void rc_wp_free(struct bt_recorder *r);
 int rc_wp_copy(struct bt_recorder *c, const struct bt_recorder *p);
 /* rec_time.c: the tracer's time where it held @rt (its stop, now) */
 void rc_time_stall(struct bt_recorder *r, struct rthread *rt);
+unsigned rc_hot_samples(void);
 void rc_hot_wrapped(struct bt_recorder *r, struct rthread *rt,
 		    const struct user_regs_struct *regs, uint64_t head);
 
