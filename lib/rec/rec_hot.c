@@ -23,8 +23,9 @@
  * than they save: sqlite3's VDBE loop (a REC_TNT every 19 instructions)
  * ran 5% slower translated again, recursive fib (one every 48) 4% faster,
  * gzip (one every 8) 13% faster, python3's loop (one every 12) 40%
- * faster.  Sampling stops being done at every wrap once samples find no
- * block that ran HOT_HITS times.
+ * faster.  Samples are taken at every wrap only while dense code has
+ * blocks on their way to hot; else the wraps between them double, up to
+ * HOT_EVERY_MAX.
  *
  * Translated again: each variant it has is translated anew, carrying up
  * to RX_PEND_MAX outcomes, with what that leads to ahead (rc_translate).
@@ -250,12 +251,20 @@ void rc_hot_wrapped(struct bt_recorder *r, struct rthread *rt,
 	if (sample(r, rt, head))
 		r->hot_dense = 1;	/* from then on: dense no longer, as
 					   code carries more */
-	if (!r->hot_cands && r->hot_every < HOT_EVERY_MAX)
+	/*
+	 * A sample costs what decoding 64 KiB costs (recursive fib wraps
+	 * its ring 2 k times: sampled at each, 50% more CPU): at the next
+	 * wrap only while dense code has blocks on their way to hot, and
+	 * HOT_SAMPLES * 2 samples in a row at most without one made hot.
+	 */
+	if (r->hot_dense && (r->nhot || (r->hot_cands &&
+					  ++r->hot_idle < 2 * HOT_SAMPLES)))
+		r->hot_every = 1;
+	else if (r->hot_every < HOT_EVERY_MAX)
 		r->hot_every = r->hot_every ? 2 * r->hot_every : 2;
-	else if (r->hot_cands)
-		r->hot_every = 1;	/* hot code: the next wrap too */
 	if (!r->hot_dense || !r->nhot)
 		return;	/* found hot, not dense: kept for a sample that is */
+	r->hot_idle = 0;
 	r->cur = th;
 	for (i = 0; i < r->nhot; i++) {
 		struct rb *b = rc_block_find(r, r->hotq[i]);

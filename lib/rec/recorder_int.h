@@ -272,6 +272,7 @@ struct bt_recorder {
 	uint16_t hot_sample;		/* samples taken, the one being walked */
 	size_t hot_cands;		/* its blocks that ran HOT_HITS times */
 	unsigned hot_need;		/* samples a block must be hot in */
+	unsigned hot_idle;		/* samples in a row that made none */
 	int hot_dense;			/* a sample's records were dense */
 	uint8_t *emitbuf;
 	struct rx_point *emitpts;	/* rc_emit_init()'s points, reused */
