@@ -55,7 +55,7 @@
 #define HOT_SAMPLE	((64u << 10) + 512)	/* bytes of ring read back */
 #define HOT_HITS	16	/* runs in a sample that make a block hot */
 #define HOT_SAMPLES	8	/* samples a block must be hot in */
-#define HOT_EVERY_MAX	64	/* wraps between samples that find nothing */
+#define HOT_EVERY_MAX	64	/* wraps between samples, at most */
 #define HOT_DENSE	16	/* a REC_TNT per this many instructions at
 				   least: a sample of code worth it */
 
