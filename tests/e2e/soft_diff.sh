@@ -21,6 +21,7 @@
 SOFTDIFF="$TOOLS/softdiff"
 [ -x "$SOFTDIFF" ] || { echo "no $SOFTDIFF"; exit 1; }
 part=${SOFT_DIFF_PART:-1}
+modes=${SOFT_DIFF_MODES:-record fast}	# e2e/rec_hot_diff: record only
 fails=0 n=0 i=0
 for prog in "$TARGETS"/*; do
 	[ -x "$prog" ] || continue
@@ -61,7 +62,7 @@ for prog in "$TARGETS"/*; do
 		continue
 	fi
 	n=$((n + 1))
-	for mode in record fast; do
+	for mode in $modes; do
 		if [ $mode = fast ] && [ $name = rec_remap ]; then
 			echo "skip $name in the fast mode: file-mapped code changing is not seen there"
 			continue
@@ -85,7 +86,7 @@ done
 # with "thread" the child starts a thread of its own (the fast mode steps
 # the child: its clone3 counted once though the clone event stops the
 # step; the thread waits for the end: -t).
-[ "$part" = 1 ] && for mode in record fast; do
+[ "$part" = 1 ] && for mode in $modes; do
 	for arg in "" thread; do
 		t=
 		[ -n "$arg" ] && t=-t
