@@ -229,14 +229,15 @@ static int wrap_fault(struct bt_recorder *r, struct rthread *rt,
 		      int sample)
 {
 	uint64_t addr = (uint64_t)si->si_addr, head, len;
-	struct rx_point *p;
+	struct rx_point *at, pt, *p = &pt;
 
 	if (si->si_signo != SIGSEGV || addr >= rt->base ||
 	    addr < rt->base - 4096)
 		return 0;
-	p = rc_point_kind(r, regs->rip, RX_POINT_STORE);
-	if (!p || rc_head_read(r, rt, &head) < 0)
+	at = rc_point_kind(r, regs->rip, RX_POINT_STORE);
+	if (!at || rc_head_read(r, rt, &head) < 0)
 		return 0;
+	pt = *at;	/* rc_point_at()'s points hold until its next call */
 	len = head - regs->rcx;
 	rc_ring_wrap(rt, head);
 	rc_hi_reset(r, rt);
@@ -343,14 +344,17 @@ static int exit_at(struct bt_recorder *r, struct rthread *rt,
 	struct rx_point *p = rc_point_at(r, at, &n);
 
 	for (i = 0; i < n; i++) {
-		switch (p[i].kind) {
+		/* a copy: rc_point_at()'s points hold until its next call */
+		struct rx_point pt = p[i];
+
+		switch (pt.kind) {
 		case RX_POINT_EXIT_DIRECT:
-			return exit_direct(r, rt, regs, p[i]);
+			return exit_direct(r, rt, regs, pt);
 		case RX_POINT_EXIT_IBL:
-			return exit_ibl(r, rt, regs, p[i]);
+			return exit_ibl(r, rt, regs, pt);
 		case RX_POINT_EXIT_LEAVE:
-			regs_restore(r, rt, regs, p[i].mask, p[i].orig);
-			if (p[i].mask & RM_RCX) {	/* a syscall's exit */
+			regs_restore(r, rt, regs, pt.mask, pt.orig);
+			if (pt.mask & RM_RCX) {	/* a syscall's exit */
 				rc_note_syscall(rt, regs);
 				r->mods_stale = 1;	/* mmap, dlopen */
 				if (regs->rax == SYS_execve ||
@@ -358,9 +362,9 @@ static int exit_at(struct bt_recorder *r, struct rthread *rt,
 					rc_profile_harvest(r);
 				rc_sigs_syscall(r, regs);
 			}
-			leave_at(r, rt, regs, p[i].orig, p[i].pend,
-				 p[i].mask & RM_RCX ? (long)regs->rax : -1);
-			if (p[i].mask & RM_RCX)
+			leave_at(r, rt, regs, pt.orig, pt.pend,
+				 pt.mask & RM_RCX ? (long)regs->rax : -1);
+			if (pt.mask & RM_RCX)
 				rc_wp_syscall(r, rt->th, regs);
 			return BT_RECORDER_LEFT_STEP;
 		}
