@@ -454,24 +454,13 @@ struct rx_point *rc_point_at(struct bt_recorder *r, uint64_t pc, size_t *n)
 {
 	struct zone *z = rc_zone_of(r, pc);
 	struct rx_point run;
-	size_t lo = 0, hi, first;
-	uint32_t off;
+	size_t lo, first;
 
 	*n = 0;
 	if (!z)
 		return NULL;
-	off = (uint32_t)(pc - z->base);
-	hi = z->npts;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (z->pts[mid].trans < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	first = lo;
-	while (lo < z->npts && z->pts[lo].trans == off && *n < PT_AT_MAX)
+	first = lo = zpt_from(z, pc);
+	while (lo < z->npts && zpt_trans(z, lo) == pc && *n < PT_AT_MAX)
 		zpt_get(z, lo++, &r->pt_at[(*n)++]);
 	r->pt_at_first = first;
 	if (*n)

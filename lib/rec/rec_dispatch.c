@@ -228,25 +228,25 @@ static int wrap_fault(struct bt_recorder *r, struct rthread *rt,
 		      struct user_regs_struct *regs, const siginfo_t *si,
 		      int sample)
 {
-	uint64_t addr = (uint64_t)si->si_addr, head, len;
-	struct rx_point *at, pt, *p = &pt;
+	uint64_t addr = (uint64_t)si->si_addr, head, len, branch;
+	const struct rx_point *p;
 
 	if (si->si_signo != SIGSEGV || addr >= rt->base ||
 	    addr < rt->base - 4096)
 		return 0;
-	at = rc_point_kind(r, regs->rip, RX_POINT_STORE);
-	if (!at || rc_head_read(r, rt, &head) < 0)
+	p = rc_point_kind(r, regs->rip, RX_POINT_STORE);
+	if (!p || rc_head_read(r, rt, &head) < 0)
 		return 0;
-	pt = *at;	/* rc_point_at()'s points hold until its next call */
+	branch = p->orig;	/* p holds until rc_point_at()'s next call */
 	len = head - regs->rcx;
 	rc_ring_wrap(rt, head);
 	rc_hi_reset(r, rt);
 	regs->rcx = rt->top - len;
-	if (p->orig) {
+	if (branch) {
 		uint8_t rec[REC_ADDR_LEN];
 
 		rec[0] = REC_SYNC;
-		memcpy(rec + 1, &p->orig, 8);
+		memcpy(rec + 1, &branch, 8);
 		if (rc_mem_write(r, rt->top - REC_ADDR_LEN, rec, sizeof(rec)) <
 		    0)
 			return 0;

@@ -163,19 +163,11 @@ int rc_tcb_check(struct bt_recorder *r, struct rthread *rt)
 static int point_after(struct bt_recorder *r, uint64_t pc, struct rx_point *p)
 {
 	struct zone *z = rc_zone_of(r, pc);
-	size_t lo = 0, hi = z ? z->npts : 0;
+	size_t i = z ? zpt_from(z, pc + 1) : 0;
 
-	while (lo < hi) {	/* by trans, ascending */
-		size_t mid = (lo + hi) / 2;
-
-		if (zpt_trans(z, mid) <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!z || lo == z->npts)
+	if (!z || i == z->npts)
 		return 0;
-	zpt_get(z, lo, p);
+	zpt_get(z, i, p);
 	return 1;
 }
 

@@ -51,31 +51,6 @@ static int span_overlaps(const struct bt_recorder *r, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/*
- * The direct exits among @z's points [@first, ...) that were linked as
- * they were emitted (their target translated before), noted by the
- * original they lead to as rc_link_exit() notes those it links: where
- * that code goes away, they must go back to their exits too.  (They were
- * not: a call into code translated earlier ran that code's old translation
- * after the program rewrote it.)
- */
-static void note_linked(struct bt_recorder *r, struct zone *z, size_t first)
-{
-	size_t i;
-
-	for (i = first; i < z->npts; i++) {
-		struct rx_point p;
-
-		if (!zpt_linked(z, i))
-			continue;
-		zpt_get(z, i, &p);
-		if (p.kind == RX_POINT_EXIT_DIRECT)
-			rc_index_add(&r->links, (struct inode){
-				.key = p.orig, .zi = (uint32_t)(z - r->zone),
-				.pi = (uint32_t)i });
-	}
-}
-
 /* Translate the one block @b carrying @pend; 0, or < 0 (then it stays
  * untranslated). */
 static int translate_one(struct bt_recorder *r, struct bt_thread *th,
@@ -104,12 +79,23 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 	}
 	rc_emit_done(r, &e);
 	if (ret == 0) {
-		note_linked(r, z, first);
 		r->translated++;
 		span_add(r, b->start, b->next + 1);
 		rc_wp_translated(r, b, z, first);
 	}
 	return ret;
+}
+
+/* The link of @z's point @pi, if it is linked, back to its exit (rel32 0:
+ * the int3 after it, or the lookup after an inline cache's jump). */
+void rc_link_undo(struct bt_recorder *r, struct zone *z, size_t pi)
+{
+	struct rx_point p;
+	int32_t rel = 0;
+
+	zpt_get(z, pi, &p);
+	if ((p.mask & RX_LINKED) && rc_code_write(r, p.aux, &rel, 4) == 0)
+		zpt_set_linked(z, pi, 0);
 }
 
 /* Point the link whose rel32 is at @site (in @z) at @dest. */
@@ -122,13 +108,14 @@ int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
 	if (d <= -NEAR || d >= NEAR) {
 		struct rx_emit e;
 
+		int bad;
+
 		rc_emit_init(r, &e, z);
-		if (rx_emit_far_jump(&e, dest) < 0 ||
-		    rc_zone_commit(r, z, &e) < 0) {
-			rc_emit_done(r, &e);
-			return -bte_nomem;
-		}
+		bad = rx_emit_far_jump(&e, dest) < 0 ||
+		      rc_zone_commit(r, z, &e) < 0;
 		rc_emit_done(r, &e);
+		if (bad)
+			return -bte_nomem;
 		/* in the process before a thread can jump to it */
 		if (rc_zones_flush(r) < 0)
 			return -bte_io;
@@ -161,7 +148,12 @@ void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
 
 /*
  * Link the exits of zone points [from...) whose targets now exist; those
- * whose targets do not wait for them (waiting_link).
+ * whose targets do not wait for them (waiting_link).  Those linked as they
+ * were emitted (their target translated in an earlier batch) are noted by
+ * that target too, as rc_link_exit() notes the ones it links: where that
+ * code goes away, they must go back to their exits.  (They were not: a
+ * call into code translated earlier ran that code's old translation after
+ * the program rewrote it, tests/targets/jit_prelink.c.)
  */
 static void link_batch(struct bt_recorder *r, size_t *mark)
 {
@@ -176,9 +168,14 @@ static void link_batch(struct bt_recorder *r, size_t *mark)
 			const struct rb *b;
 
 			zpt_get(z, i, &p);
-			if (p.kind != RX_POINT_EXIT_DIRECT ||
-			    (p.mask & RX_LINKED))
+			if (p.kind != RX_POINT_EXIT_DIRECT)
 				continue;
+			if (p.mask & RX_LINKED) {	/* as it was emitted */
+				rc_index_add(&r->links, (struct inode){
+					.key = p.orig, .zi = (uint32_t)zi,
+					.pi = (uint32_t)i });
+				continue;
+			}
 			b = rc_block_find(r, p.orig);
 			if (b && rb_trans(b, p.pend))
 				rc_link_exit(r, z, i, rb_trans(b, p.pend));
@@ -424,19 +421,12 @@ static void orig_gone(struct bt_recorder *r, uint64_t orig)
 
 	while (*pp) {
 		struct inode *e = *pp;
-		struct zone *z;
-		struct rx_point p;
-		int32_t rel = 0;
 
 		if (e->key != orig) {
 			pp = &e->next;
 			continue;
 		}
-		z = &r->zone[e->zi];
-		zpt_get(z, e->pi, &p);
-		if ((p.mask & RX_LINKED) &&
-		    rc_code_write(r, p.aux, &rel, 4) == 0)
-			zpt_set_linked(z, e->pi, 0);
+		rc_link_undo(r, &r->zone[e->zi], e->pi);
 		rc_index_unlink(&r->links, pp);
 	}
 	rc_table_clear(r, orig);

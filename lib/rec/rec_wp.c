@@ -168,13 +168,10 @@ static void xl_unlink(struct bt_recorder *r, struct wp_page *e)
 
 		for (i = x->first; i < x->end && i < z->npts; i++) {
 			struct rx_point p;
-			int32_t rel = 0;
 
 			zpt_get(z, i, &p);
-			if (p.kind == RX_POINT_EXIT_DIRECT &&
-			    (p.mask & RX_LINKED) &&
-			    rc_code_write(r, p.aux, &rel, 4) == 0)
-				zpt_set_linked(z, i, 0);
+			if (p.kind == RX_POINT_EXIT_DIRECT)
+				rc_link_undo(r, z, i);
 		}
 	}
 	e->nxl = 0;

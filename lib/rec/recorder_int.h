@@ -92,6 +92,22 @@ static inline void zpt_get(const struct zone *z, size_t i,
 						   q->aux;
 }
 
+/* The first of @z's points at or after @pc (by trans), z->npts if none. */
+static inline size_t zpt_from(const struct zone *z, uint64_t pc)
+{
+	size_t lo = 0, hi = z->npts;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (zpt_trans(z, mid) < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 #define ZPT_LINKED (1ull << 55)	/* RX_LINKED in zpt.w */
 
 static inline int zpt_linked(const struct zone *z, size_t i)
@@ -356,6 +372,7 @@ int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
 		  uint64_t dest);
 void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
 		  uint64_t dest);
+void rc_link_undo(struct bt_recorder *r, struct zone *z, size_t pi);
 void rc_code_gone(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_code_drop(struct bt_recorder *r, uint64_t lo, uint64_t hi);
 void rc_note_syscall(struct rthread *rt, const struct user_regs_struct *regs);
