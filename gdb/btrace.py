@@ -25,6 +25,7 @@ trace, and hands it back stopped, so that gdb re-attaches and sees the stop
 as if it had continued the program itself.
 """
 
+import atexit
 import ctypes
 import json
 import os
@@ -366,6 +367,8 @@ def _select_thread(inf, tid):
 def _handoff_path():
     if _state.tmpdir is None:
         _state.tmpdir = tempfile.mkdtemp(prefix="btrace-gdb-")
+        # gdb finalizes Python as it exits: the directory goes with it
+        atexit.register(shutil.rmtree, _state.tmpdir, True)
     return os.path.join(_state.tmpdir, "continue-%d.trace" % os.getpid())
 
 

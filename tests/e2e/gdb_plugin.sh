@@ -11,8 +11,10 @@ gdb -nx -batch -ex 'python import gdb' >/dev/null 2>&1 ||
 gdbrun() {	# output file, gdb arguments...
 	local out=$1
 	shift
-	timeout 120 gdb -nx -batch -ex "source $plugin" "$@" >"$out" 2>&1
+	TMPDIR=$work/tmp timeout 120 gdb -nx -batch -ex "source $plugin" "$@" \
+		>"$out" 2>&1
 }
+mkdir "$work/tmp"
 
 expect() {	# file, extended regexp, what
 	grep -Eq -e "$2" "$1" || { sed 's/^/    /' "$1"; fail "$3"; }
@@ -98,4 +100,6 @@ expect "$work/err.out" "^btrace: cannot load '$work/none.trace': No such file or
 expect "$work/err.out" "^btrace: cannot load '$prog': unrecognised format: not a btrace trace file$" "foreign file error"
 expect "$work/err.out" "^btrace: 'x' is not a positive count$" "bad count error"
 grep -q Traceback "$work/err.out" && { cat "$work/err.out"; fail "a Python traceback"; }
+# 6. The plugin's directory for `btrace continue` goes when gdb exits.
+[ -z "$(ls -A "$work/tmp")" ] || { ls -lR "$work/tmp"; fail "gdb left files in TMPDIR"; }
 exit 0
