@@ -269,6 +269,7 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 	r->pid = t->pid;
 	r->host = *host;
 	r->nbucket = 4096;
+	r->links.shift = r->waiting.shift = 3;	/* addresses; by page: pages */
 	r->tab_unchecked = 1;
 	r->stall_us = stall ? (unsigned)atoi(stall) : 0;
 	r->hot_off = hot && !strcmp(hot, "0");

@@ -160,6 +160,7 @@ struct islab;
 struct index {
 	struct inode **bucket;
 	size_t nbucket, n;
+	unsigned shift;			/* of a key, hashed (rec_cache.c) */
 	struct inode *free;		/* unlinked nodes, for reuse */
 	struct islab *slabs;
 };
