@@ -232,6 +232,17 @@ static int step_insn(struct bt_target *t, struct bt_thread *th,
  * where it cannot go (and after it left one).  Never an int3 in the
  * program's code.
  */
+/*
+ * Did @th end while we ran a system call in it (a zone's mmap, a look at
+ * SIGSEGV's action: another thread's exit_group, a SIGKILL)?  Its end was
+ * reaped there (bt_thread_step) and its backend's state went with it:
+ * nothing is left to resume.
+ */
+static int reaped(const struct bt_thread *th)
+{
+	return th->state == BT_TH_GONE;
+}
+
 static int record_run(struct bt_target *t, struct bt_thread *th,
 		      struct user_regs_struct *regs, struct bt_recorder *r)
 {
@@ -249,12 +260,16 @@ static int record_run(struct bt_target *t, struct bt_thread *th,
 		return step_insn(t, th, regs, r);
 	if (host_translatable(t, regs->rip)) {
 		ret = bt_recorder_enter(r, th, regs);
+		if (reaped(th))
+			return 0;
 		if (ret < 0)
 			return ret;
 		if (ret == 1)
 			return bt_fast_cont(th);
 	}
 	ret = rec_native_run(t, th, regs);
+	if (reaped(th))
+		return 0;
 	if (ret)
 		return ret < 0 ? ret : 0;
 	return step_insn(t, th, regs, r);
@@ -299,11 +314,15 @@ static int record_resume(struct bt_target *t, struct bt_thread *th, int sig)
 	if (!procs_of(t))
 		return fast->resume(t, th, sig);
 	rec_proc_events(t, th);
+	if (reaped(th))
+		return 0;
 	r = recorder_of(t, th);
 	if (bt_recorder_in(r, th)) {
 		if (!sig)
 			return bt_fast_cont(th);
 		bt_recorder_leave(r, th);
+		if (reaped(th))
+			return 0;
 	}
 	if (bt_thread_tgid(t, th) != t->pid)
 		return child_resume(t, th, sig, r);

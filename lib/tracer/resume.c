@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -48,10 +49,16 @@ int bt_thread_restart(struct bt_thread *th, int op, int sig)
 
 /*
  * @th was restarted (@ret the restart's result): now @state.  One killed
- * meanwhile runs to its end, which waitpid reports: no error.
+ * meanwhile runs to its end, which waitpid reports: no error.  One whose
+ * end was reaped meanwhile (a system call run in it for the backend, its
+ * step met the end: bt_thread_step) stays gone: made running again, it
+ * was waited for forever, a thread that no report would ever come for
+ * (an exit held for the others, a stop of every thread).
  */
 static int restarted(struct bt_thread *th, int ret, int state)
 {
+	if (th->state == BT_TH_GONE)
+		return 0;
 	if (ret < 0 && bt_errno() != ESRCH)
 		return ret;
 	th->state = ret < 0 ? BT_TH_RUNNING : state;
@@ -153,6 +160,26 @@ int bt_thread_step_over(struct bt_target *t, struct bt_thread *th)
 }
 
 /*
+ * Tests: BTRACE_TEST_SYSCALL_KILL=N kills the process (SIGKILL) as the
+ * Nth system call run for the backend in a thread other than its
+ * process's first begins: the end of a process that another thread's
+ * exit_group brings while one of ours is under way, at a place chosen.
+ */
+static void test_kill(struct bt_target *t, struct bt_thread *th)
+{
+	static long left = -1;
+	pid_t tgid = bt_thread_tgid(t, th);
+
+	if (left < 0) {
+		const char *s = getenv("BTRACE_TEST_SYSCALL_KILL");
+
+		left = s && *s ? atol(s) : 0;
+	}
+	if (th->tid != tgid && left > 0 && --left == 0)
+		kill(tgid, SIGKILL);
+}
+
+/*
  * One single step of stopped thread @th, waited for here.  Returns 0 when
  * it trapped (its siginfo in *@si), the signal number when another signal
  * (or a SIGTRAP sent, not the kernel's) stopped it first (dequeued and not
@@ -227,6 +254,7 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 	r.r9 = args[5];
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &r) < 0)
 		return bt_fail(bte_ptrace, errno, "ptrace(SETREGS, %d)", th->tid);
+	test_kill(t, th);
 	/* Bounded: each round is a stop of this thread alone. */
 	for (i = 0; i < 64; i++) {
 		siginfo_t si;

@@ -337,6 +337,8 @@ int fast_step_start(struct bt_thread *th, int state,
 {
 	struct fast_thread *ft = th->bk;
 
+	if (!ft)	/* ended and reaped: its state went with it */
+		return bt_fail(bte_exited, ESRCH, "thread %d ended", th->tid);
 	ft->state = state;
 	ft->pre = *regs;
 	return bt_thread_restart(th, PTRACE_SINGLESTEP, sig);
