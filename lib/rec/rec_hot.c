@@ -189,13 +189,22 @@ static void relink(struct bt_recorder *r, const struct rb *b, unsigned p,
 		rc_table_update(r, b->start, trans - RX_ENTRY_LEN);
 }
 
-/* Translate @b again, carrying more; 0 if it was not. */
+/*
+ * Translate @b again, carrying more; 0 if it was not.  Where other
+ * threads are in the translation the old one's first instruction stays
+ * (a jmp written over it in two writes would be torn for a thread that
+ * runs it meanwhile): the links, inline caches and lookup entries, each
+ * changed by one aligned store, lead to the new one, and a way in that
+ * none of them is (a thread inside the old one, a re-entry from native
+ * code) runs the old one, which records the same branches with fewer
+ * outcomes carried.
+ */
 static int tier_up(struct bt_recorder *r, struct bt_thread *th,
 		   struct rb *b, uint64_t pc)
 {
 	uint64_t old[RX_PENDS_COLD], trans;
 	unsigned p;
-	int done = 0;
+	int done = 0, others = rc_others_in(r, th);
 
 	for (p = RX_PEND_NONE; p < RX_PENDS_COLD; p++) {
 		old[p] = b->trans[p];
@@ -215,8 +224,8 @@ static int tier_up(struct bt_recorder *r, struct bt_thread *th,
 		b->trans[p] = 0;
 		if (rc_translate(r, th, b->start, (uint8_t)p, &trans) < 0 ||
 		    !(z = rc_zone_of(r, old[p])) ||
-		    rc_code_write(r, old[p], &jmp, 1) < 0 ||
-		    rc_link_patch(r, z, old[p] + 1, trans) < 0) {
+		    (!others && (rc_code_write(r, old[p], &jmp, 1) < 0 ||
+				 rc_link_patch(r, z, old[p] + 1, trans) < 0))) {
 			/* the old one stays where the new one is not there */
 			if (!b->trans[p])
 				b->trans[p] = old[p];
@@ -243,7 +252,7 @@ void rc_hot_wrapped(struct bt_recorder *r, struct rthread *rt,
 	size_t i;
 	int made = 0;
 
-	if (r->nguest || rc_others_in(r, th) || r->hot_off)
+	if (r->nguest || r->hot_off)
 		return;
 	if (++r->hot_wraps < r->hot_every && !r->hot_test)
 		return;

@@ -10,7 +10,8 @@
 #   run time, signals, fork, threads, branch for branch;
 # - python3's loop with a 1 MiB ring, as it runs by default: its output
 #   and exit status as untraced, its last branches without a gap, blocks
-#   translated again.
+#   translated again; the same with a second thread asleep meanwhile (its
+#   code translated again while the other thread is in the translation).
 . "$TESTDIR/e2e/lib/common.sh"
 need_cmd python3 gzip perl
 export BTRACE_TEST_HOT_LOG=1 PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0
@@ -47,12 +48,19 @@ softdiff_check -n -T 300 -k -m record -- "$TARGETS/rec_fork"
 hot_made
 softdiff_check -t -m record -- "$TARGETS/rec_threads"
 hot_made
+# seven threads running at once, their code translated again while the
+# others are in it (the old translations' first instructions stay)
+softdiff_check -t -m record -- "$TARGETS/rec_lookup_threads"
+hot_made
 unset BTRACE_TEST_HOT
 
-loop='s = 0
+for pre in "" "import threading, time
+threading.Thread(target=time.sleep, args=(3,), daemon=True).start()
+"; do
+loop="${pre}s = 0
 for i in range(300000):
     s += i % 7
-print(s)'
+print(s)"
 want=$(python3 -c "$loop")
 "$BTRACE" run --soft-mode record --buffer-size 1M --json --last 2000 \
 	-- python3 -c "$loop" >"$work/py.out" 2>"$work/py.err"
@@ -63,17 +71,19 @@ text, want, err = open(sys.argv[1]).read(), sys.argv[2], open(sys.argv[3]).read(
 assert text.startswith(want + "\n"), (text[:40], want)
 doc = json.loads(text[len(want) + 1:])
 assert doc["stop"]["reason"] == "exit" and doc["stop"]["status"] == 0, doc["stop"]
-th = doc["threads"][0]
+th = [t for t in doc["threads"] if t["tid"] == doc["stop"]["tid"]][0]
 assert len(th["branches"]) == 2000, len(th["branches"])
 assert not any("gap" in b for b in th["branches"]), "a gap"
 st = doc["stats"]
 assert st["stops"] < st["branches"] / 100, st
 made = sum(int(n) for n in re.findall(r"test: (\d+) blocks translated again", err))
 assert made > 0, err
-print("ok   python3 loop, 1 MiB ring:", made, "blocks translated again,", st)
+print("ok   python3 loop, 1 MiB ring, %d threads:" % len(doc["threads"]),
+      made, "blocks translated again,", st)
 PY
 then :; else
 	echo "FAIL python3 loop (exit $rc)"; tail -5 "$work/py.err"
 	fails=$((fails + 1))
 fi
+done
 [ $fails = 0 ]
