@@ -55,6 +55,7 @@ static const char *const *only_globs;
 struct result {
 	double seconds;
 	double cpu;		/* btrace's own CPU seconds up to the last stop */
+	double tree;		/* CPU seconds of btrace and the traced tree */
 	struct bt_stats stats;
 	size_t kept;		/* branches in the stopped thread's capture */
 };
@@ -69,6 +70,15 @@ static double self_cpu(void)
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
+	return tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+}
+
+/* CPU seconds of the children waited for so far. */
+static double children_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
 	return tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
 }
 
@@ -92,7 +102,7 @@ static int traced(char **argv, int mode, size_t ring, struct result *r)
 	struct bt_target_opts o;
 	struct bt_target *t;
 	struct bt_stop stop;
-	double t0 = bench_now(), c0 = self_cpu();
+	double t0 = bench_now(), c0 = self_cpu(), k0 = children_cpu();
 	int ret, ws, fd, saved = dup(1);
 
 	memset(&o, 0, sizeof(o));
@@ -124,6 +134,7 @@ static int traced(char **argv, int mode, size_t ring, struct result *r)
 	bt_target_finish(t, &ws);
 	bt_target_free(t);
 	r->seconds = bench_now() - t0;
+	r->tree = self_cpu() - c0 + children_cpu() - k0;
 	return ret < 0 ? -1 : 0;
 }
 
@@ -461,7 +472,7 @@ static int bench_jit(void)
 			 NULL };
 	char dir[] = "/tmp/btrace-bench-code.XXXXXX", cmd[64];
 	struct result r, w, g;
-	double n, ng;
+	double n, nc, ng;
 	FILE *f = fopen("/tmp/btrace-bench-jit.txt", "w");
 	int i, ret;
 
@@ -470,13 +481,20 @@ static int bench_jit(void)
 	for (i = 1; i <= 20000; i++)
 		fprintf(f, "%d foo bar\n", i);
 	fclose(f);
-	/* untraced, best of WARM_ROUNDS: its wall time moves by 2x from one
-	 * run to the next (0.12-0.40 s), which moved the ratios with it */
-	for (i = 0, n = -1; i < WARM_ROUNDS; i++) {
-		double t = bench_run_cmd(node);
+	/*
+	 * untraced, best of WARM_ROUNDS: its wall time moves by 2x from one
+	 * run to the next (0.12-0.40 s), which moved the ratios with it.
+	 * The goal is judged on CPU seconds of the tree, as bench/translators
+	 * does: node's own threads (its compilers, its collector) run beside
+	 * its main thread, two CPUs' worth of wall time in one
+	 */
+	for (i = 0, n = nc = -1; i < WARM_ROUNDS; i++) {
+		double c0 = children_cpu(), t = bench_run_cmd(node);
 
-		if (t >= 0)
+		if (t >= 0) {
 			keep_min(&n, t);
+			keep_min(&nc, children_cpu() - c0);
+		}
 	}
 	if (n < 0) {
 		printf("node: not found, skipped\n");
@@ -495,12 +513,14 @@ static int bench_jit(void)
 	if (system(cmd) != 0 || ret ||
 	    traced(grep, BT_SOFT_RECORD, 0, &g) < 0)
 		return -1;
-	printf("node -e (20M-iteration loop): untraced %.2f s (best of %d), record %.2f s: %.1fx (goal <= 10x): %s\n",
-	       n, WARM_ROUNDS, r.seconds, r.seconds / n,
-	       bench_verdict(r.seconds / n <= 10));
-	printf("  the same, its code cache warm (--code-cache, by the run before): %.2f s: %.1fx (goal <= 10x): %s; %llu stops\n",
-	       w.seconds, w.seconds / n, bench_verdict(w.seconds / n <= 10),
-	       (unsigned long long)w.stats.stops);
+	printf("node -e (20M-iteration loop), CPU of the tree: untraced %.2f s (best of %d), record %.2f s: %.1fx (goal <= 10x): %s\n",
+	       nc, WARM_ROUNDS, r.tree, r.tree / nc,
+	       bench_verdict(r.tree / nc <= 10));
+	printf("  wall: untraced %.2f s, record %.2f s: %.1fx\n", n, r.seconds,
+	       r.seconds / n);
+	printf("  the same, its code cache warm (--code-cache, by the run before): %.2f s: %.1fx (goal <= 10x): %s; wall %.2f s: %.1fx; %llu stops\n",
+	       w.tree, w.tree / nc, bench_verdict(w.tree / nc <= 10),
+	       w.seconds, w.seconds / n, (unsigned long long)w.stats.stops);
 	printf("  record stops per taken branch: %.4f (%llu stops, %llu branches) (goal <= 0.02): %s\n",
 	       per_branch(&r), (unsigned long long)r.stats.stops,
 	       (unsigned long long)r.stats.branches,
