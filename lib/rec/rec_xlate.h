@@ -102,7 +102,7 @@ enum rb_term {
  * oldest first (1 taken); RX_PEND_NONE: none.  RX_PENDS bounds them.
  */
 #define RX_PEND_NONE	1
-#define RX_PEND_MAX	3		/* the most a variant carries: hot code */
+#define RX_PEND_MAX	4		/* the most a variant carries: hot code */
 #define RX_PENDS	(2 << RX_PEND_MAX)
 #define RX_PEND_COLD	1		/* the most until a block is found hot */
 #define RX_PENDS_COLD	(2 << RX_PEND_COLD)
