@@ -227,12 +227,6 @@ static int step_insn(struct bt_target *t, struct bt_thread *th,
 }
 
 /*
- * Run @th, at original pc @regs->rip, where the fast mode would run a
- * chain: into its translation, natively in untraced code, or one step
- * where it cannot go (and after it left one).  Never an int3 in the
- * program's code.
- */
-/*
  * Did @th end while we ran a system call in it (a zone's mmap, a look at
  * SIGSEGV's action: another thread's exit_group, a SIGKILL)?  Its end was
  * reaped there (bt_thread_step) and its backend's state went with it:
@@ -243,6 +237,12 @@ static int reaped(const struct bt_thread *th)
 	return th->state == BT_TH_GONE;
 }
 
+/*
+ * Run @th, at original pc @regs->rip, where the fast mode would run a
+ * chain: into its translation, natively in untraced code, or one step
+ * where it cannot go (and after it left one).  Never an int3 in the
+ * program's code.
+ */
 static int record_run(struct bt_target *t, struct bt_thread *th,
 		      struct user_regs_struct *regs, struct bt_recorder *r)
 {
