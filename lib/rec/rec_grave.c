@@ -44,7 +44,7 @@ static uint32_t oldest_held(struct bt_recorder *r)
 	for (i = 0; i < r->nrt; i++) {
 		struct rthread *rt = &r->rt[i];
 
-		if (!rt->th || !bt_thread_held(rt->th))
+		if (!rt->th || rt->ended || !bt_thread_held(rt->th))
 			rt->hvalid = 0;
 		else if (rt->hvalid && (int32_t)(rt->hgen - min) < 0)
 			min = rt->hgen;

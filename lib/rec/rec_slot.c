@@ -416,7 +416,7 @@ void rc_settle_all(struct bt_recorder *r)
 		return;
 	r->settling = 1;
 	for (i = 0; i < r->nrt; i++)
-		if (r->rt[i].th)
+		if (r->rt[i].th && !r->rt[i].ended)
 			bt_thread_settle(r->t, r->rt[i].th);
 	r->settling = 0;
 }

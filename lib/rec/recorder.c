@@ -35,7 +35,7 @@ struct rthread *rc_rt_find(const struct bt_recorder *r,
 	size_t i;
 
 	for (i = 0; i < r->nrt; i++)
-		if (r->rt[i].th == th)
+		if (r->rt[i].th == th && !r->rt[i].ended)
 			return &r->rt[i];
 	return NULL;
 }
@@ -82,12 +82,9 @@ void bt_recorder_guest_end(struct bt_recorder *r, pid_t pid)
 
 	if (!r)
 		return;
-	for (i = 0; i < r->nrt;) {
-		if (r->rt[i].th->tgid == pid)	/* the last moves to i */
+	for (i = 0; i < r->nrt; i++)
+		if (!r->rt[i].ended && r->rt[i].th->tgid == pid)
 			bt_recorder_thread_end(r, r->rt[i].th);
-		else
-			i++;
-	}
 	for (i = 0; i < r->nguest; i++)
 		if (r->guest[i] == pid) {
 			r->guest[i] = r->guest[--r->nguest];
@@ -107,9 +104,15 @@ int rc_alone(const struct bt_recorder *r)
 struct rthread *rc_rt_get(struct bt_recorder *r, struct bt_thread *th)
 {
 	struct rthread *rt = rc_rt_find(r, th), *grown;
+	size_t i;
 
 	if (rt)
 		return rt;
+	for (i = 0; i < r->nrt; i++)	/* an ended thread's */
+		if (r->rt[i].ended) {
+			rt = &r->rt[i];
+			goto fill;
+		}
 	if (r->nrt == r->rtcap) {
 		size_t cap = r->rtcap ? 2 * r->rtcap : 16;
 
@@ -120,6 +123,7 @@ struct rthread *rc_rt_get(struct bt_recorder *r, struct bt_thread *th)
 		r->rtcap = cap;
 	}
 	rt = &r->rt[r->nrt++];
+fill:
 	memset(rt, 0, sizeof(*rt));
 	rt->th = th;
 	rt->slot = -1;
@@ -216,7 +220,16 @@ void bt_recorder_thread_end(struct bt_recorder *r, struct bt_thread *th)
 	bt_thread_settle(r->t, th);	/* while rt says where its walk stands */
 	if (rt->slot >= 0)
 		r->slot_used[rt->slot] = 0;
-	*rt = r->rt[--r->nrt];
+	/*
+	 * The entry stays where it is, ended (rc_rt_get() gives it to the
+	 * next thread): a thread can end inside a system call the recorder
+	 * runs in it (bt_thread_step reaps it there), and the caller still
+	 * holds @rt.  Moving the last entry into it made that caller go on
+	 * with another thread's ring and registers.
+	 */
+	rt->ended = 1;
+	rt->in = 0;
+	rt->slot = -1;
 }
 
 /* ---- lifetime ----------------------------------------------------------- */

@@ -181,6 +181,8 @@ struct rc_mod {
 /* A thread, its slot and where decoding its ring stands. */
 struct rthread {
 	struct bt_thread *th;
+	int ended;			/* of a thread that ended: for reuse
+					   (bt_recorder_thread_end) */
 	int in;
 	int slot;			/* -1: none */
 	uint64_t tcb, base, top;	/* ring [base, top), TCB at top */
