@@ -30,11 +30,11 @@
  * Translated again: each variant it has is translated anew, carrying up
  * to RX_PEND_MAX outcomes, with what that leads to ahead (rc_translate).
  * The direct exits and inline caches linked to the old one and its lookup
- * entries are pointed at the new one (relink), and the old one's first
+ * entries are pointed at the new one (relink), and, where the thread
+ * that wrapped is the only one in the translation, the old one's first
  * instruction becomes a jump to it, so that any other way in leads there
- * too; a thread inside the old one goes on.  Only while the thread that
- * wrapped is the only one in the translation (no other can be running
- * the bytes that change) and no vfork child shares the memory.
+ * too (tier_up); a thread inside the old one goes on.  Not while a vfork
+ * child shares the memory.
  *
  * BTRACE_TEST_HOT=1 (tests/e2e/rec_hot.sh): a sample at every stop where
  * the thread goes on in the translation, and a block that ran in one is
@@ -239,10 +239,10 @@ static int tier_up(struct bt_recorder *r, struct bt_thread *th,
 
 unsigned rc_hot_samples(void)
 {
-	const char *n = getenv("BTRACE_TEST_HOT_SAMPLES");
+	const char *s = getenv("BTRACE_TEST_HOT_SAMPLES");
+	int n = s ? atoi(s) : 0;
 
-	return n && atoi(n) > 0 && atoi(n) < 256 ? (unsigned)atoi(n) :
-						   HOT_SAMPLES;
+	return n > 0 && n < 256 ? (unsigned)n : HOT_SAMPLES;
 }
 
 void rc_hot_wrapped(struct bt_recorder *r, struct rthread *rt,

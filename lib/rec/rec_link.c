@@ -107,7 +107,6 @@ int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
 
 	if (d <= -NEAR || d >= NEAR) {
 		struct rx_emit e;
-
 		int bad;
 
 		rc_emit_init(r, &e, z);
