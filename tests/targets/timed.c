@@ -4,9 +4,19 @@
  * 200000) and nap() sleeps 200 ms in nanosleep, each saying how long it
  * took by its own clock (vDSO clock_gettime: no system call); then
  * crash() writes through NULL (SIGSEGV in crash).
+ *
+ * Each clock read is followed by a system call (getppid), so that the
+ * recorder's time records lie right after it: between records the
+ * trace's time is interpolated over instructions, and a wait for the
+ * tracer on a loaded machine (a stop is timed when the tracer sees it)
+ * would otherwise be spread over the loop before it.  main() reads the
+ * clock once before work(), so that the code from the read to the
+ * system call is translated and links without a stop in between.
  */
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile unsigned long sink;
 
@@ -15,6 +25,7 @@ __attribute__((noinline)) static unsigned long long now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	syscall(SYS_getppid);	/* time records right after the read */
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
@@ -59,6 +70,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		sscanf(argv[1], "%lu", &n);
+	now_ns();
 	took = work(n);
 	printf("work: %llu ns\n", took);
 	fflush(stdout);
