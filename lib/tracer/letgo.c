@@ -54,7 +54,7 @@ static void drain_trap(struct bt_target *t, struct bt_thread *th)
 		      (1ull << (SIGTRAP - 1))))
 			return;
 		if (bt_thread_restart(th, PTRACE_CONT, 0) < 0 ||
-		    waitpid(th->tid, &status, __WALL) != th->tid ||
+		    bt_wait_thread(t, th->tid, &status) != th->tid ||
 		    !WIFSTOPPED(status))
 			return;
 	}
@@ -66,7 +66,7 @@ static void drain_trap(struct bt_target *t, struct bt_thread *th)
  * ptrace-stop (ESRCH): wait for its next report, then detach from that
  * one.
  */
-static int detach_quiet(struct bt_thread *th, int sig)
+static int detach_quiet(struct bt_target *t, struct bt_thread *th, int sig)
 {
 	int status, tries;
 
@@ -75,7 +75,7 @@ static int detach_quiet(struct bt_thread *th, int sig)
 			return 0;
 		if (errno != ESRCH)
 			break;
-		if (waitpid(th->tid, &status, __WALL) < 0)
+		if (bt_wait_thread(t, th->tid, &status) < 0)
 			return errno == ECHILD ? 0 : -1;
 		if (WIFEXITED(status) || WIFSIGNALED(status))
 			return 0;
@@ -139,7 +139,7 @@ static int detach_all(struct bt_target *t)
 			if (th->state != BT_TH_STOPPED ||
 			    !let_go_signal(th) != !pass)
 				continue;
-			r = detach_quiet(th, let_go_signal(th));
+			r = detach_quiet(t, th, let_go_signal(th));
 			if (r < 0 && !ret)
 				ret = r;
 			/* Not ours any more: never waited for (its parent's). */
@@ -206,7 +206,7 @@ int bt_target_detach_stopped(struct bt_target *t)
 		th->sig = 0;
 		if (th->state != BT_TH_STOPPED)
 			continue;
-		r = detach_quiet(th, 0);
+		r = detach_quiet(t, th, 0);
 		if (r < 0 && !ret)
 			ret = r;
 		th->state = BT_TH_RUNNING;

@@ -141,6 +141,9 @@ int bt_thread_resume(struct bt_target *t, struct bt_thread *th);
  * errors (-bte_exited where nothing is left to wait for).
  */
 int bt_target_wait(struct bt_target *t, pid_t tid, pid_t *who, int *status);
+/* waitpid(@tid, __WALL) that reaps the other threads of @tid's process
+ * as they end where @tid is its first (whose end waits for theirs). */
+pid_t bt_wait_thread(struct bt_target *t, pid_t tid, int *status);
 int bt_thread_step_over(struct bt_target *t, struct bt_thread *th);
 int bt_target_stop_all(struct bt_target *t);
 
