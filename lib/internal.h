@@ -20,6 +20,16 @@ int bt_errno_to_bte(int e);
 #define BT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
+ * lib/mem.c: arrays that grow with what the program runs, from 256 KiB up
+ * mappings of their own backed by transparent huge pages where the kernel
+ * gives them.  Zeroed when allocated (not the part a grow adds); grow and
+ * free take the size last asked for.  NULL without memory (grow: @p stays).
+ */
+void *bt_big_alloc(size_t size);
+void *bt_big_grow(void *p, size_t old, size_t size);
+void bt_big_free(void *p, size_t size);
+
+/*
  * lib/image/maps.c: /proc/PID/maps without the build-ids (no file opened),
  * for what needs only the ranges, and the build-id of one of them; and
  * the process's size in pages (statm), which every mmap, munmap, mremap

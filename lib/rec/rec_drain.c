@@ -9,6 +9,7 @@
 
 #include "btrace/branch.h"
 #include "btrace/error.h"
+#include "internal.h"
 #include "rec/rec_drain.h"
 #include "rec/rec_ring.h"
 #include "rec/rec_xlate.h"
@@ -238,11 +239,13 @@ static int found_push(struct rec_found **f, size_t *n, size_t *cap,
 	uint8_t tag = p[0];
 
 	if (*n == *cap) {
-		*cap = *cap ? 2 * *cap : 4096;
-		g = realloc(*f, *cap * sizeof(*g));
+		size_t c = *cap ? 2 * *cap : 4096;
+
+		g = bt_big_grow(*f, *cap * sizeof(*g), c * sizeof(*g));
 		if (!g)
 			return -bte_nomem;
 		*f = g;
+		*cap = c;
 	}
 	g = &(*f)[(*n)++];
 	g->tag = tag_split(tag, &g->outcomes);
@@ -415,7 +418,7 @@ int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
 
 void rec_walker_release(struct rec_walker *w)
 {
-	free(w->found);
+	bt_big_free(w->found, w->found_cap * sizeof(*w->found));
 	w->found = NULL;
 	w->found_cap = 0;
 }

@@ -40,16 +40,16 @@ static int dup_mem(void **out, const void *src, size_t len)
 }
 
 /* A copy of @b, its arrays its own, not yet in any hash. */
-static struct rb *block_dup(const struct rb *b)
+static struct rb *block_dup(struct bt_recorder *r, const struct rb *b)
 {
-	struct rb *c = malloc(sizeof(*c));
+	struct rb *c = rc_rb_new(r);
 
 	if (!c)
 		return NULL;
 	*c = *b;
 	c->hnext = NULL;
 	if (rb_dup_arrays(c, b) < 0) {
-		free(c);
+		rc_rb_free(r, c);
 		return NULL;
 	}
 	return c;
@@ -60,8 +60,8 @@ static int blocks_copy(struct bt_recorder *c, const struct bt_recorder *p)
 {
 	size_t i;
 
-	free(c->bucket);
-	c->bucket = calloc(p->nbucket, sizeof(*c->bucket));
+	bt_big_free(c->bucket, c->nbucket * sizeof(*c->bucket));
+	c->bucket = bt_big_alloc(p->nbucket * sizeof(*c->bucket));
 	if (!c->bucket)
 		return -bte_nomem;
 	c->nbucket = p->nbucket;
@@ -70,7 +70,7 @@ static int blocks_copy(struct bt_recorder *c, const struct bt_recorder *p)
 		struct rb **tail = &c->bucket[i];
 
 		for (b = p->bucket[i]; b; b = b->hnext) {
-			struct rb *n = block_dup(b);
+			struct rb *n = block_dup(c, b);
 			uint64_t pg;
 
 			if (!n)
@@ -122,8 +122,11 @@ static int zones_copy(struct bt_recorder *c, const struct bt_recorder *p)
 		z->ptcap = pz->npts;
 		z->markcap = pz->mark_of ? pz->nmark : 0;
 		c->nzone = i + 1;
-		if (dup_mem((void **)&z->pts, pz->pts,
-			    pz->npts * sizeof(*pz->pts)) < 0 ||
+		z->pts = pz->npts ? bt_big_alloc(pz->npts * sizeof(*z->pts))
+				  : NULL;
+		if (z->pts)
+			memcpy(z->pts, pz->pts, pz->npts * sizeof(*z->pts));
+		if ((pz->npts && !z->pts) ||
 		    (pz->mark_of &&
 		     dup_mem((void **)&z->mark_of, pz->mark_of,
 			     pz->nmark * sizeof(*pz->mark_of)) < 0) ||

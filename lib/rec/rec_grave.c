@@ -71,7 +71,7 @@ static void grave_free(struct bt_recorder *r, uint32_t gen)
 	for (; i < r->ngrave && (int32_t)(r->grave[i]->died - gen) <= 0; i++) {
 		grave_unhash(r, r->grave[i]);
 		rb_release(r->grave[i]);
-		free(r->grave[i]);
+		rc_rb_free(r, r->grave[i]);
 	}
 	r->grave_head = i;
 	if (i == r->ngrave) {
@@ -121,7 +121,7 @@ void rc_grave_bury(struct bt_recorder *r, struct rb *b)
 	return;
 drop:
 	rb_release(b);
-	free(b);
+	rc_rb_free(r, b);
 }
 
 /* After a drop: what no held part needs goes (all it buried, where no

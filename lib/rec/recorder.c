@@ -248,7 +248,8 @@ void bt_recorder_reset(struct bt_recorder *r)
 	rc_wp_free(r);
 	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
 	for (i = 0; i < r->nzone; i++) {
-		free(r->zone[i].pts);
+		bt_big_free(r->zone[i].pts,
+			    r->zone[i].ptcap * sizeof(*r->zone[i].pts));
 		free(r->zone[i].pend);
 		free(r->zone[i].mark_of);
 	}
@@ -289,7 +290,7 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 	r->hot_test = getenv("BTRACE_TEST_HOT") != NULL;
 	r->hot_need = rc_hot_samples();
 	rc_profile_init(r);
-	r->bucket = calloc(r->nbucket, sizeof(*r->bucket));
+	r->bucket = bt_big_alloc(r->nbucket * sizeof(*r->bucket));
 	r->ringbuf = malloc(t->opts.buffer_size ? t->opts.buffer_size :
 						  BT_DEFAULT_BUFFER_SIZE);
 	r->emitbuf = malloc(ZONE_ROOM);
@@ -315,14 +316,17 @@ void bt_recorder_free(struct bt_recorder *r)
 		return;
 	if (r->bucket)
 		rc_blocks_clear(r);
-	free(r->bucket);
+	rc_grave_clear(r);
+	rc_rb_slabs_free(r);
+	bt_big_free(r->bucket, r->nbucket * sizeof(*r->bucket));
 	rc_index_clear(&r->links);
 	rc_index_clear(&r->waiting);
-	free(r->by_page.bucket);
-	free(r->links.bucket);
-	free(r->waiting.bucket);
+	rc_index_free(&r->by_page);
+	rc_index_free(&r->links);
+	rc_index_free(&r->waiting);
 	for (i = 0; i < r->nzone; i++) {
-		free(r->zone[i].pts);
+		bt_big_free(r->zone[i].pts,
+			    r->zone[i].ptcap * sizeof(*r->zone[i].pts));
 		free(r->zone[i].pend);
 		free(r->zone[i].mark_of);
 	}

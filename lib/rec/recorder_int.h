@@ -252,6 +252,8 @@ struct bt_recorder {
 	size_t nzone;
 	struct rb **bucket;		/* blocks by start */
 	size_t nbucket, nblocks;
+	struct rb_slab *rb_slabs;	/* where blocks lie (rc_rb_new) */
+	struct rb *rb_free;		/* freed ones, through hnext */
 	uint64_t epoch;			/* bumped when a block leaves the hash */
 	uint32_t gen;			/* bumped when code goes (rec_grave.c) */
 	struct rb **grave, **grave_hash;	/* blocks dead since */
@@ -331,6 +333,9 @@ int64_t rc_syscall(struct bt_recorder *r, struct bt_thread *th, long nr,
 		   uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
 		   uint64_t a4);
 size_t rc_block_hash(uint64_t a, size_t n);
+struct rb *rc_rb_new(struct bt_recorder *r);
+void rc_rb_free(struct bt_recorder *r, struct rb *b);
+void rc_rb_slabs_free(struct bt_recorder *r);
 struct rb *rc_block_find(const struct bt_recorder *r, uint64_t a);
 struct rb *rc_block_get(struct bt_recorder *r, uint64_t a);
 void rc_blocks_dropped(struct bt_recorder *r);
@@ -360,6 +365,7 @@ int rc_index_add(struct index *x, struct inode node);
 struct inode **rc_index_head(const struct index *x, uint64_t key);
 void rc_index_unlink(struct index *x, struct inode **pp);
 void rc_index_clear(struct index *x);
+void rc_index_free(struct index *x);
 void rc_cache_flush(struct bt_recorder *r);
 
 /* rec_grave.c: blocks whose code went, for the held parts before */

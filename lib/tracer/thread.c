@@ -127,8 +127,9 @@ static void gone_rings_trim(struct bt_target *t, struct bt_thread *th)
 		struct bt_thread **g = t->gone_q;
 		size_t cap = t->gone_cap ? 2 * t->gone_cap : 64;
 
-		memmove(g, g + t->gone_first,
-			(t->ngone - t->gone_first) * sizeof(*g));
+		if (t->gone_first)	/* (none yet: g is NULL) */
+			memmove(g, g + t->gone_first,
+				(t->ngone - t->gone_first) * sizeof(*g));
 		t->ngone -= t->gone_first;
 		t->gone_first = 0;
 		if (t->ngone == t->gone_cap) {
