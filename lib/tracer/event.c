@@ -363,6 +363,22 @@ int bt_report_gone(struct bt_target *t, pid_t tid, struct bt_stop *stop)
 }
 
 /* PTRACE_EVENT_EXIT: @th is dying; what its process's end will be. */
+/*
+ * Another thread than the first called exit_group (@caller, held at its
+ * exit to be the one the report shows): the first thread is ending too,
+ * killed, and the kernel reports its end only once the others, the
+ * caller among them, are reaped; a killed thread makes no exit stop.
+ * Waited for as any other, it held the report, and the caller, for ever
+ * (a worker's _exit() run natively under --only).
+ */
+static void first_ends(struct bt_target *t, const struct bt_thread *caller)
+{
+	struct bt_thread *first = bt_thread_find(t, t->pid);
+
+	if (first && first != caller && first->state != BT_TH_GONE)
+		first->exiting = 1;
+}
+
 static void exit_take(struct bt_target *t, struct bt_thread *th)
 {
 	struct user_regs_struct regs;
@@ -384,8 +400,10 @@ static void exit_take(struct bt_target *t, struct bt_thread *th)
 	if (!t->exit_tid || WIFEXITED(msg))
 		t->exit_msg = msg;
 	if (bt_thread_regs(th, &regs) == 0 &&
-	    regs.orig_rax == SYS_exit_group && !t->exit_tid)
+	    regs.orig_rax == SYS_exit_group && !t->exit_tid) {
 		t->exit_tid = th->tid;
+		first_ends(t, th);
+	}
 }
 
 static int exit_decide(struct bt_target *t, struct bt_thread *th,

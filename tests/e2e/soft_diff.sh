@@ -10,7 +10,8 @@
 # clocks, threads and input), pin_mask (it prints the CPUs it may run on,
 # and softdiff binds its reference to one: e2e/rec_pin), the process trees of rec_filters and
 # rec_tree_fate (compared there, children too), scrub (it walks its own mappings, btrace's
-# among them), programs sized for clocks or ring overflow, and programs
+# among them), programs sized for clocks or ring overflow, exit_race_dyn
+# (its loop runs until a timer's _exit: e2e/run_exit_race), and programs
 # that do not end by themselves or take more than 0.5 s untraced.
 #
 # The targets are taken in three parts, every third one (SOFT_DIFF_PART 1,
@@ -48,6 +49,9 @@ for prog in "$TARGETS"/*; do
 		continue ;;
 	timed|fault_handled)	# sized for clocks and ring overflow
 		echo "skip $name: too long to single-step (e2e/timeline_time, e2e/run_fault_handled)"
+		continue ;;
+	exit_race_dyn)	# its first thread loops until a timer's _exit
+		echo "skip $name: how long its loop runs is a clock's (e2e/run_exit_race)"
 		continue ;;
 	esac
 	t0=$(date +%s%N)
