@@ -362,7 +362,6 @@ int bt_report_gone(struct bt_target *t, pid_t tid, struct bt_stop *stop)
 	return 1;
 }
 
-/* PTRACE_EVENT_EXIT: @th is dying; what its process's end will be. */
 /*
  * Another thread than the first called exit_group (@caller, held at its
  * exit to be the one the report shows): the first thread is ending too,
@@ -379,6 +378,7 @@ static void first_ends(struct bt_target *t, const struct bt_thread *caller)
 		first->exiting = 1;
 }
 
+/* PTRACE_EVENT_EXIT: @th is dying; what its process's end will be. */
 static void exit_take(struct bt_target *t, struct bt_thread *th)
 {
 	struct user_regs_struct regs;
