@@ -598,8 +598,21 @@ static int stop_kind(struct bt_target *t, struct bt_thread *th,
 		return BT_EV_PTRACE;
 	if (ev->sig == (SIGTRAP | 0x80))
 		return BT_EV_SYSCALL;
-	if (ptrace(PTRACE_GETSIGINFO, th->tid, 0, &th->si) < 0)
+	if (ptrace(PTRACE_GETSIGINFO, th->tid, 0, &th->si) < 0) {
+		if (errno == ESRCH) {
+			/*
+			 * Out of its stop already: a SIGKILL (another
+			 * thread's exit_group) wakes a thread from a
+			 * ptrace-stop.  Its signal is nobody's (read as
+			 * sent, a trap of ours was the program's SIGTRAP);
+			 * its end is what comes next.
+			 */
+			th->state = BT_TH_RUNNING;
+			th->exiting = 1;
+			return BT_EV_NONE;
+		}
 		memset(&th->si, 0, sizeof(th->si));
+	}
 	if (ev->sig == SIGTRAP && t->ops->trap && t->ops->trap(t, th, &th->si))
 		return BT_EV_TRAP;
 	/*
