@@ -30,6 +30,21 @@ void *bt_big_grow(void *p, size_t old, size_t size);
 void bt_big_free(void *p, size_t size);
 
 /*
+ * Slabs of things of one size (lib/mem.c), newest first: each new one
+ * holds twice its predecessor's (the first @first) up to 2 MiB, so that
+ * the large ones lie on huge pages.  bt_slab_take(): a thing's room,
+ * zeroed, NULL without memory; slab->mem holds slab->used of them.
+ */
+struct bt_slab {
+	struct bt_slab *next;
+	size_t used, cap;
+	_Alignas(16) unsigned char mem[];
+};
+
+void *bt_slab_take(struct bt_slab **slabs, size_t item, size_t first);
+void bt_slabs_free(struct bt_slab **slabs, size_t item);
+
+/*
  * lib/image/maps.c: /proc/PID/maps without the build-ids (no file opened),
  * for what needs only the ranges, and the build-id of one of them; and
  * the process's size in pages (statm), which every mmap, munmap, mremap

@@ -80,6 +80,41 @@ void *bt_big_grow(void *p, size_t old, size_t size)
 	return q;
 }
 
+/* A slab of @cap things of @item bytes, with its header. */
+static size_t slab_size(size_t cap, size_t item)
+{
+	return sizeof(struct bt_slab) + cap * item;
+}
+
+void *bt_slab_take(struct bt_slab **slabs, size_t item, size_t first)
+{
+	struct bt_slab *s = *slabs;
+
+	if (!s || s->used == s->cap) {
+		size_t max = (HUGE - sizeof(*s)) / item;
+		size_t cap = !s ? first : 2 * s->cap < max ? 2 * s->cap : max;
+
+		s = bt_big_alloc(slab_size(cap, item));
+		if (!s)
+			return NULL;
+		s->next = *slabs;
+		s->cap = cap;
+		*slabs = s;
+	}
+	return s->mem + s->used++ * item;
+}
+
+void bt_slabs_free(struct bt_slab **slabs, size_t item)
+{
+	struct bt_slab *s, *next;
+
+	for (s = *slabs; s; s = next) {
+		next = s->next;
+		bt_big_free(s, slab_size(s->cap, item));
+	}
+	*slabs = NULL;
+}
+
 void bt_big_free(void *p, size_t size)
 {
 	if (!p)

@@ -168,19 +168,6 @@ static size_t ihash(const struct index *x, uint64_t key)
 /* A slab's nodes: the first 4096 (128 KiB), each next one twice its
  * predecessor's up to 2 MiB (huge pages, lib/mem.c). */
 #define ISLAB_NODES	4096
-#define ISLAB_MAX	(((2u << 20) - sizeof(struct islab)) / \
-			 sizeof(struct inode))
-
-struct islab {
-	struct islab *next;
-	size_t used, cap;
-	struct inode node[];
-};
-
-static size_t islab_size(size_t cap)
-{
-	return sizeof(struct islab) + cap * sizeof(struct inode);
-}
 
 /* A node on the free list: no key of an address or a page. */
 #define INODE_FREE	UINT64_MAX
@@ -193,7 +180,7 @@ static size_t islab_size(size_t cap)
 static int index_grow(struct index *x)
 {
 	struct inode **nb;
-	struct islab *sl;
+	struct bt_slab *sl;
 	size_t n = x->nbucket ? x->nbucket * 2 : 1024, i;
 
 	nb = bt_big_alloc(n * sizeof(*nb));
@@ -204,7 +191,7 @@ static int index_grow(struct index *x)
 	x->nbucket = n;
 	for (sl = x->slabs; sl; sl = sl->next)
 		for (i = 0; i < sl->used; i++) {
-			struct inode *e = &sl->node[i];
+			struct inode *e = (struct inode *)sl->mem + i;
 			size_t h;
 
 			if (e->key == INODE_FREE)
@@ -219,25 +206,12 @@ static int index_grow(struct index *x)
 static struct inode *inode_alloc(struct index *x)
 {
 	struct inode *e = x->free;
-	struct islab *s = x->slabs;
 
 	if (e) {
 		x->free = e->next;
 		return e;
 	}
-	if (!s || s->used == s->cap) {
-		size_t cap = !s ? ISLAB_NODES :
-			     2 * s->cap < ISLAB_MAX ? 2 * s->cap : ISLAB_MAX;
-
-		s = bt_big_alloc(islab_size(cap));
-		if (!s)
-			return NULL;
-		s->next = x->slabs;
-		s->used = 0;
-		s->cap = cap;
-		x->slabs = s;
-	}
-	return &s->node[s->used++];
+	return bt_slab_take(&x->slabs, sizeof(*e), ISLAB_NODES);
 }
 
 int rc_index_add(struct index *x, struct inode node)
@@ -282,15 +256,9 @@ void rc_index_unlink(struct index *x, struct inode **pp)
 
 void rc_index_clear(struct index *x)
 {
-	struct islab *s, *next;
-
 	if (x->bucket)
 		memset(x->bucket, 0, x->nbucket * sizeof(*x->bucket));
-	for (s = x->slabs; s; s = next) {
-		next = s->next;
-		bt_big_free(s, islab_size(s->cap));
-	}
-	x->slabs = NULL;
+	bt_slabs_free(&x->slabs, sizeof(struct inode));
 	x->free = NULL;
 	x->n = 0;
 }
@@ -342,21 +310,9 @@ static void blocks_grow(struct bt_recorder *r)
  */
 #define RB_SLAB_FIRST	1024
 
-struct rb_slab {
-	struct rb_slab *next;
-	size_t used, cap;
-	struct rb b[];
-};
-
-static size_t rb_slab_size(size_t cap)
-{
-	return sizeof(struct rb_slab) + cap * sizeof(struct rb);
-}
-
 /* A block's room, zeroed; NULL without memory. */
 struct rb *rc_rb_new(struct bt_recorder *r)
 {
-	struct rb_slab *s = r->rb_slabs;
 	struct rb *b = r->rb_free;
 
 	if (b) {
@@ -364,19 +320,7 @@ struct rb *rc_rb_new(struct bt_recorder *r)
 		memset(b, 0, sizeof(*b));
 		return b;
 	}
-	if (!s || s->used == s->cap) {
-		size_t max = ((2u << 20) - sizeof(*s)) / sizeof(*b);
-		size_t cap = !s ? RB_SLAB_FIRST :
-			     2 * s->cap < max ? 2 * s->cap : max;
-
-		s = bt_big_alloc(rb_slab_size(cap));
-		if (!s)
-			return NULL;
-		s->next = r->rb_slabs;
-		s->cap = cap;
-		r->rb_slabs = s;
-	}
-	return &s->b[s->used++];
+	return bt_slab_take(&r->rb_slabs, sizeof(*b), RB_SLAB_FIRST);
 }
 
 void rc_rb_free(struct bt_recorder *r, struct rb *b)
@@ -387,13 +331,7 @@ void rc_rb_free(struct bt_recorder *r, struct rb *b)
 
 void rc_rb_slabs_free(struct bt_recorder *r)
 {
-	struct rb_slab *s, *next;
-
-	for (s = r->rb_slabs; s; s = next) {
-		next = s->next;
-		bt_big_free(s, rb_slab_size(s->cap));
-	}
-	r->rb_slabs = NULL;
+	bt_slabs_free(&r->rb_slabs, sizeof(struct rb));
 	r->rb_free = NULL;
 }
 

@@ -155,14 +155,14 @@ struct inode {
 
 /* Nodes come from slabs, so that a cache of 100 k blocks is dropped in
  * a few frees (python3's start-up spent 4% of its time freeing nodes). */
-struct islab;
+struct bt_slab;
 
 struct index {
 	struct inode **bucket;
 	size_t nbucket, n;
 	unsigned shift;			/* of a key, hashed (rec_cache.c) */
 	struct inode *free;		/* unlinked nodes, for reuse */
-	struct islab *slabs;
+	struct bt_slab *slabs;
 };
 
 /*
@@ -252,7 +252,7 @@ struct bt_recorder {
 	size_t nzone;
 	struct rb **bucket;		/* blocks by start */
 	size_t nbucket, nblocks;
-	struct rb_slab *rb_slabs;	/* where blocks lie (rc_rb_new) */
+	struct bt_slab *rb_slabs;	/* where blocks lie (rc_rb_new) */
 	struct rb *rb_free;		/* freed ones, through hnext */
 	uint64_t epoch;			/* bumped when a block leaves the hash */
 	uint32_t gen;			/* bumped when code goes (rec_grave.c) */

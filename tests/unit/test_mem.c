@@ -4,7 +4,7 @@
  * grow (within the heap, from the heap into a mapping, mapping to larger
  * mapping, and back down), and from 2 MiB up a mapping of its own that
  * asked for huge pages (its VmFlags in /proc/self/smaps hold "hg"), whose
- * pages go back to the system when it is freed.
+ * pages go back to the system when it is freed; and its slabs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,12 +165,52 @@ static void test_huge_pages(void **state)
 	bt_big_free(mid, 512 * KiB);
 }
 
+/* Slabs: things zeroed and apart, each slab twice the one before up to
+ * 2 MiB (then a mapping that asked for huge pages), newest first. */
+static void test_slabs(void **state)
+{
+	struct bt_slab *slabs = NULL, *s;
+	size_t i, n = 0, item = 40, caps[64];
+	uint8_t *prev = NULL;
+
+	(void)state;
+	for (i = 0; i < 200000; i++) {
+		uint8_t *p = bt_slab_take(&slabs, item, 1000);
+
+		assert_non_null(p);
+		zeroed(p, item);
+		memset(p, 0xa5, item);
+		if (prev)
+			assert_true(p >= prev + item || p + item <= prev);
+		prev = p;
+	}
+	for (s = slabs; s; s = s->next) {
+		assert_true(n < 64);
+		assert_true(s->used <= s->cap);
+		assert_true(sizeof(*s) + s->cap * item <= 2 * MiB);
+		caps[n++] = s->cap;
+	}
+	assert_int_equal(caps[n - 1], 1000);	/* the first, last listed */
+	for (i = n - 1; i > 0; i--)
+		assert_true(caps[i - 1] == 2 * caps[i] ||
+			    caps[i - 1] == (2 * MiB - sizeof(*s)) / item);
+	if (access("/sys/kernel/mm/transparent_hugepage", F_OK) == 0) {
+		char flags[256];
+
+		vmflags_of(slabs, flags, sizeof(flags));
+		assert_non_null(strstr(flags, " hg"));
+	}
+	bt_slabs_free(&slabs, item);
+	assert_null(slabs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alloc_zeroed),
 		cmocka_unit_test(test_grow_keeps),
 		cmocka_unit_test(test_huge_pages),
+		cmocka_unit_test(test_slabs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
