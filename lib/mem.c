@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Memory that grows with what a program runs: a zone's points, the
- * blocks, the indexes of blocks and links, the records a drain decodes
- * (not the threads' history rings: each thread would pay 2 MiB).
+ * blocks, the indexes of blocks and links (not the threads' history
+ * rings: each thread would pay 2 MiB).
  *
  * From BIG_MAP up an array is a mapping of its own, grown by mremap (its
  * pages move, nothing is copied) and given back to the system when freed;

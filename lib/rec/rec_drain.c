@@ -231,28 +231,13 @@ static uint8_t tag_split(uint8_t tag, uint8_t *outcomes)
 	return tag;
 }
 
-/* Append the record of @len bytes at @p (its tag first) to *@f. */
-static int found_push(struct rec_found **f, size_t *n, size_t *cap,
-		      const uint8_t *p, size_t len)
+/* The record of @len bytes at @p (its tag first) into @f. */
+static void found_set(struct rec_found *f, const uint8_t *p, size_t len)
 {
-	struct rec_found *g;
-	uint8_t tag = p[0];
-
-	if (*n == *cap) {
-		size_t c = *cap ? 2 * *cap : 4096;
-
-		g = bt_big_grow(*f, *cap * sizeof(*g), c * sizeof(*g));
-		if (!g)
-			return -bte_nomem;
-		*f = g;
-		*cap = c;
-	}
-	g = &(*f)[(*n)++];
-	g->tag = tag_split(tag, &g->outcomes);
-	g->addr = 0;
+	f->tag = tag_split(p[0], &f->outcomes);
+	f->addr = 0;
 	if (len > 1)
-		memcpy(&g->addr, p + 1, len - 1);
-	return 0;
+		memcpy(&f->addr, p + 1, len - 1);
 }
 
 /* The end of what @start bytes before a pass leave undrained from @a up. */
@@ -300,18 +285,18 @@ static unsigned tag_branches(uint8_t tag)
 
 /*
  * The records of one pass, from @a up to @limit, newest first (@start
- * bytes were written before the pass), copied to @t's end as they lie and
- * counted.  Stops at the first byte already drained, a 0 tag (never
- * written) or a record cut by @limit.
+ * bytes were written before the pass; @src holds the bytes from @a up),
+ * moved to @t's end as they lie and counted.  Stops at the first byte
+ * already drained, a 0 tag (never written) or a record cut by @limit.
  */
 static void take_pass(const struct rec_ring_view *v, uint64_t drained,
 		      struct rec_take *t, uint64_t start, uint64_t a,
-		      uint64_t limit)
+		      uint64_t limit, const uint8_t *src)
 {
 	uint64_t from = a;
 
 	while (a < limit) {
-		const uint8_t *p = v->bytes + (a - v->base);
+		const uint8_t *p = src + (a - from);
 		size_t len;
 
 		if (start + (v->top - a) <= drained) {
@@ -326,12 +311,15 @@ static void take_pass(const struct rec_ring_view *v, uint64_t drained,
 		t->total = start + (v->top - a) - len;
 		a += len;
 	}
-	memcpy(t->out + t->len, v->bytes + (from - v->base), a - from);
+	if (t->out + t->len != src)
+		memmove(t->out + t->len, src, a - from);
 	t->len += a - from;
 }
 
-int rec_drain_take(const struct rec_ring_view *v, uint64_t *drained,
-		   struct rec_take *t)
+/* rec_drain_take(), the bytes of the pass's own part (from head up) at
+ * @own, those of the pass before (from prev_low up) at @prev. */
+static int take(const struct rec_ring_view *v, uint64_t *drained,
+		struct rec_take *t, const uint8_t *own, const uint8_t *prev)
 {
 	int lost;
 
@@ -342,56 +330,103 @@ int rec_drain_take(const struct rec_ring_view *v, uint64_t *drained,
 		return -bte_corrupt;
 	t->total = v->pass_start + (v->top - v->head);
 	if (t->total > *drained)
-		take_pass(v, *drained, t, v->pass_start, v->head, v->top);
+		take_pass(v, *drained, t, v->pass_start, v->head, v->top, own);
 	if (t->total > *drained && v->prev_low)
-		take_pass(v, *drained, t, v->prev_start, v->prev_low, v->head);
+		take_pass(v, *drained, t, v->prev_start, v->prev_low, v->head,
+			  prev);
 	lost = t->total > *drained;
 	*drained = v->pass_start + (v->top - v->head);
 	return lost;
 }
 
-int rec_drain_found(const uint8_t *raw, size_t len, struct rec_walker *w,
-		    size_t *n)
+int rec_drain_take(const struct rec_ring_view *v, uint64_t *drained,
+		   struct rec_take *t)
 {
-	size_t off = 0, rlen, i;
+	return take(v, drained, t, v->bytes + (v->head - v->base),
+		    v->prev_low ? v->bytes + (v->prev_low - v->base) : NULL);
+}
 
-	*n = 0;
-	while (off < len) {
+int rec_drain_take_read(const struct rec_ring_view *v, uint64_t *drained,
+			struct rec_take *t)
+{
+	uint64_t lo[2], hi[2];
+	size_t own = 0;
+
+	if (rec_drain_spans(v, *drained, lo, hi) > 0 && lo[0] == v->head)
+		own = hi[0] - lo[0];
+	return take(v, drained, t, t->out, t->out + own);
+}
+
+/*
+ * The records lie newest first and are walked oldest first, but a
+ * record's length is known only from its tag, so they are read from the
+ * newest on: a first pass notes where every FOUND_CHUNK-th record starts,
+ * then the chunks are taken from the oldest, each read into w->found and
+ * walked backwards.  So what a walk holds is FOUND_CHUNK records (64 KiB,
+ * kept from one walk to the next), not 16 bytes for each of the 2.5 that
+ * a record takes in the ring: a thread's whole held history (four rings'
+ * worth) was a found array of tens of MiB, whose first touch was 4% of
+ * python3's loop under the recorder (docs/recorder.md).
+ */
+#define FOUND_CHUNK	4096
+
+long rec_drain_walk_raw(struct rec_walker *w, const uint8_t *raw, size_t len,
+			int lost, uint64_t stop)
+{
+	size_t *mark = NULL, nmark = 0, cap = 0, off = 0, end, rlen;
+	long n = 0;
+
+	if (!w->found) {
+		w->found = malloc(FOUND_CHUNK * sizeof(*w->found));
+		if (!w->found)
+			return -bte_nomem;
+	}
+	while (off < len) {	/* where each chunk starts, newest first */
 		rlen = rec_len(raw[off]);
 		if (!rlen || off + rlen > len)
 			break;
-		if (found_push(&w->found, n, &w->found_cap, raw + off,
-			       rlen) < 0)
-			return -bte_nomem;
+		if (n % FOUND_CHUNK == 0) {
+			if (nmark == cap) {
+				size_t c = cap ? 2 * cap : 64;
+				size_t *m = realloc(mark, c * sizeof(*m));
+
+				if (!m) {
+					free(mark);
+					return -bte_nomem;
+				}
+				mark = m;
+				cap = c;
+			}
+			mark[nmark++] = off;
+		}
 		off += rlen;
+		n++;
 	}
-	for (i = 0; i < *n / 2; i++) {		/* newest first: turn around */
-		struct rec_found tmp = w->found[i];
-
-		w->found[i] = w->found[*n - 1 - i];
-		w->found[*n - 1 - i] = tmp;
-	}
-	return 0;
-}
-
-void rec_drain_walk(struct rec_walker *w, struct rec_found *f, size_t n,
-		    int lost, uint64_t stop)
-{
-	size_t i;
-
+	end = off;
 	if (lost) {
 		w->pc = 0;
 		w->hi = ~0ull;
 		w->ops->gap(w->ctx, BT_GAP_OVERFLOW);
 	}
-	for (i = 0; i < n; i++) {
-		if (w_record(w, &f[i]) < 0) {
-			w->ops->gap(w->ctx, BT_GAP_DECODE);
-			w->pc = 0;
+	while (nmark--) {	/* the oldest chunk first, backwards */
+		size_t k = 0;
+
+		for (off = mark[nmark]; off < end; off += rlen) {
+			rlen = rec_len(raw[off]);
+			found_set(&w->found[k++], raw + off, rlen);
 		}
+		while (k--) {
+			if (w_record(w, &w->found[k]) < 0) {
+				w->ops->gap(w->ctx, BT_GAP_DECODE);
+				w->pc = 0;
+			}
+		}
+		end = mark[nmark];
 	}
+	free(mark);
 	if (stop && w->pc)
 		w_advance(w, stop);
+	return n;
 }
 
 int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
@@ -399,7 +434,7 @@ int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
 {
 	struct rec_take t = { NULL, 0, 0, 0, 0 };
 	uint64_t lo[2], hi[2];
-	size_t room = 0, n;
+	size_t room = 0;
 	int i, lost;
 
 	for (i = 0; i < rec_drain_spans(v, *drained, lo, hi); i++)
@@ -408,17 +443,14 @@ int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
 	if (!t.out)
 		return -bte_nomem;
 	lost = rec_drain_take(v, drained, &t);
-	if (lost >= 0 && rec_drain_found(t.out, t.len, w, &n) < 0)
+	if (lost >= 0 && rec_drain_walk_raw(w, t.out, t.len, lost, stop) < 0)
 		lost = -bte_nomem;
-	if (lost >= 0)
-		rec_drain_walk(w, w->found, n, lost, stop);
 	free(t.out);
 	return lost;
 }
 
 void rec_walker_release(struct rec_walker *w)
 {
-	bt_big_free(w->found, w->found_cap * sizeof(*w->found));
+	free(w->found);
 	w->found = NULL;
-	w->found_cap = 0;
 }

@@ -64,10 +64,9 @@ struct rec_walker {
 	void *ctx;
 	uint64_t pc;		/* 0: unknown (REC_IND, REC_SYNC set it) */
 	uint64_t hi;		/* the last REC_IND's high half, ~0: none */
-	/* records collected: kept from one drain to the next (no fresh
-	 * allocation per stop); the owner frees it (rec_walker_release) */
+	/* a chunk of records read (rec_drain_walk_raw), kept from one walk
+	 * to the next; the owner frees it (rec_walker_release) */
 	struct rec_found *found;
-	size_t found_cap;
 };
 
 void rec_walker_release(struct rec_walker *w);
@@ -95,11 +94,6 @@ int rec_drain_spans(const struct rec_ring_view *v, uint64_t drained,
 int rec_drain(const struct rec_ring_view *v, uint64_t *drained,
 	      struct rec_walker *w, uint64_t stop);
 
-/* Walk @n records at @f (oldest first) from where @w stands (an overflow
- * gap first if @lost) on to @stop: rec_drain()'s walk. */
-void rec_drain_walk(struct rec_walker *w, struct rec_found *f, size_t n,
-		    int lost, uint64_t stop);
-
 /*
  * rec_drain() in parts, for a drain whose walk comes later (the recorder
  * holds the records in the thread's history until it is read): take the
@@ -108,8 +102,7 @@ void rec_drain_walk(struct rec_walker *w, struct rec_found *f, size_t n,
  * rec_drain_spans()): t->len bytes of records, making t->branches
  * branches at least (targets, outcomes taken); *@drained moves on.
  * Returns 1 if records were lost, 0, or -bte_corrupt.  Then
- * rec_drain_found() turns the bytes into records, oldest first, and
- * rec_drain_walk() walks them.
+ * rec_drain_walk_raw() walks them.
  */
 struct rec_take {
 	uint8_t *out;
@@ -121,9 +114,17 @@ struct rec_take {
 
 int rec_drain_take(const struct rec_ring_view *v, uint64_t *drained,
 		   struct rec_take *t);
-/* @len bytes of records at @raw, newest first, into w->found (grown),
- * oldest first, *@n of them: 0 or -bte_nomem. */
-int rec_drain_found(const uint8_t *raw, size_t len, struct rec_walker *w,
-		    size_t *n);
+/* The same where t->out holds the spans of rec_drain_spans(@v, *@drained)
+ * already, read back to back (v->bytes is not read): the records are
+ * moved into place. */
+int rec_drain_take_read(const struct rec_ring_view *v, uint64_t *drained,
+			struct rec_take *t);
+/* Walk the @len bytes of records at @raw (newest first, as they lie in
+ * the ring) oldest first, from where @w stands (an overflow gap first if
+ * @lost), on to @stop (0: not): rec_drain()'s walk.  Records end at the
+ * first byte that starts none, or one cut by @len.  Returns the number of
+ * records walked, or -bte_nomem (then nothing was walked). */
+long rec_drain_walk_raw(struct rec_walker *w, const uint8_t *raw, size_t len,
+			int lost, uint64_t stop);
 
 #endif /* BTRACE_REC_DRAIN_H */

@@ -135,8 +135,8 @@ static int sample(struct bt_recorder *r, struct rthread *rt, uint64_t head)
 	uint64_t end = rt->top - REC_ADDR_LEN;
 	size_t len = head < end && end - head < HOT_SAMPLE ? end - head :
 							    HOT_SAMPLE;
-	struct rec_walker w = { &hot_ops, r, 0, ~0ull, NULL, 0 };
-	size_t n = 0, i, tnt = 0;
+	struct rec_walker *w = &r->hot_w;
+	size_t off, rlen, tnt = 0;
 
 	if (head >= end)
 		return 0;
@@ -144,19 +144,21 @@ static int sample(struct bt_recorder *r, struct rthread *rt, uint64_t head)
 		r->hotbuf = malloc(HOT_SAMPLE);
 	if (!r->hotbuf || rc_mem_read(r, head, r->hotbuf, len) < 0)
 		return 0;
-	w.found = r->hot_w.found;
-	w.found_cap = r->hot_w.found_cap;
 	r->hot_insns = 0;
 	r->hot_cands = 0;
 	r->hot_sample++;
-	if (rec_drain_found(r->hotbuf, len, &w, &n) == 0)
-		rec_drain_walk(&w, w.found, n, 0, 0);
-	else
-		n = 0;
-	r->hot_w.found = w.found;	/* kept for the next sample */
-	r->hot_w.found_cap = w.found_cap;
-	for (i = 0; i < n; i++)
-		tnt += w.found[i].tag >= REC_TNT;
+	w->ops = &hot_ops;
+	w->ctx = r;
+	w->pc = 0;
+	w->hi = ~0ull;
+	if (rec_drain_walk_raw(w, r->hotbuf, len, 0, 0) < 0)
+		return r->hot_test;
+	for (off = 0; off < len; off += rlen) {
+		rlen = rec_len(r->hotbuf[off]);
+		if (!rlen || off + rlen > len)
+			break;
+		tnt += r->hotbuf[off] >= REC_TNT;
+	}
 	return r->hot_test || (tnt && r->hot_insns / tnt <= HOT_DENSE);
 }
 

@@ -217,45 +217,40 @@ static const struct rec_drain_ops replay_ops = {
 	.time = replay_time,
 };
 
-/* Walk @n records at @f held as @h into @th's ring, @acc instructions
- * owed to its first branch; returns those after its last. */
-static uint32_t replay_part(struct bt_recorder *r, struct bt_thread *th,
-			    const struct rc_held *h, struct rec_found *f,
-			    size_t n, uint32_t acc, int cut)
-{
-	struct replay_ctx c = { r, th, acc + h->acc, h->gen };
-	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
-	struct rec_walker w = { &replay_ops, &c, 0, ~0ull, NULL, 0 };
-
-	if (!rt) {	/* its recorder went first: cannot be */
-		if (n)
-			bt_thread_gap(th, 0, 0, BT_GAP_DECODE);
-		return n ? 0 : c.acc;
-	}
-	w.pc = cut ? 0 : rt->wpc;
-	w.hi = cut ? ~0ull : rt->whi;
-	rec_drain_walk(&w, f, n, h->lost, h->stop);
-	rt->wpc = h->reset ? 0 : w.pc;
-	rt->whi = h->reset > 1 ? ~0ull : w.hi;
-	return c.acc;
-}
-
+/* Walk the @len bytes of records at @raw held as @h into @th's ring,
+ * @acc instructions owed to its first branch; returns those after its
+ * last. */
 uint32_t bt_recorder_replay(struct bt_recorder *r, struct bt_thread *th,
 			    void *data, size_t len, uint32_t acc, int cut)
 {
-	struct rec_walker *s = r ? &r->replay_w : NULL;
+	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
+	struct replay_ctx c = { r, th, acc, 0 };
+	struct rec_walker *w = r ? &r->replay_w : NULL;
 	struct rc_held h;
-	size_t n = 0;
+	uint8_t *raw = (uint8_t *)data + sizeof(h);
 
 	if (len < sizeof(h))
 		return acc;
 	memcpy(&h, data, sizeof(h));
-	if (s && rec_drain_found((uint8_t *)data + sizeof(h),
-				 len - sizeof(h), s, &n) < 0) {
+	len -= sizeof(h);
+	if (!rt) {	/* its recorder went first: cannot be */
+		if (len)
+			bt_thread_gap(th, 0, 0, BT_GAP_DECODE);
+		return len ? 0 : acc + h.acc;
+	}
+	c.acc += h.acc;
+	c.gen = h.gen;
+	w->ops = &replay_ops;
+	w->ctx = &c;
+	w->pc = cut ? 0 : rt->wpc;
+	w->hi = cut ? ~0ull : rt->whi;
+	if (rec_drain_walk_raw(w, raw, len, h.lost, h.stop) < 0) {
 		bt_thread_gap(th, 0, 0, BT_GAP_DECODE);
 		return 0;
 	}
-	return replay_part(r, th, &h, s ? s->found : NULL, n, acc, cut);
+	rt->wpc = h.reset ? 0 : w->pc;
+	rt->whi = h.reset > 1 ? ~0ull : w->hi;
+	return c.acc;
 }
 
 /*
@@ -339,33 +334,33 @@ void rc_drain_as(struct bt_recorder *r, struct rthread *rt, uint64_t stop,
 		 int reset)
 {
 	struct rec_ring_view v = {
-		.bytes = r->ringbuf, .base = rt->base, .top = rt->top,
+		.base = rt->base, .top = rt->top,
 		.pass_start = rt->pass_start, .prev_start = rt->prev_start,
 		.prev_low = rt->prev_low,
 	};
 	struct rc_held h = { .stop = stop, .reset = (uint8_t)reset };
 	struct rec_take take = { NULL, 0, 0, 0, 0 };
 	uint64_t lo[2], hi[2], drained = rt->drained, newest = 0;
-	size_t room = 0;
+	size_t room = 0, off = 0;
 	int k, nspan = 0, lost = -1;
 
 	if (rc_head_read(r, rt, &v.head) == 0 && v.head >= rt->base &&
 	    v.head <= rt->top) {
 		nspan = rec_drain_spans(&v, drained, lo, hi);
-		for (k = 0; k < nspan; k++) {	/* what was written since */
-			if (rc_mem_read(r, lo[k], r->ringbuf + (lo[k] - rt->base),
-					hi[k] - lo[k]) < 0)
-				break;
-			r->t->stats.ring_read += hi[k] - lo[k];
+		for (k = 0; k < nspan; k++)	/* what was written since */
 			room += hi[k] - lo[k];
-		}
-		if (k == nspan) {
-			take.out = bt_thread_hold_room(rt->th,
-						       sizeof(h) + room);
-			if (take.out) {	/* else taken next time */
-				take.out += sizeof(h);
-				lost = rec_drain_take(&v, &drained, &take);
+		take.out = bt_thread_hold_room(rt->th, sizeof(h) + room);
+		if (take.out) {		/* else taken next time */
+			take.out += sizeof(h);
+			for (k = 0; k < nspan; k++) {	/* read into place */
+				if (rc_mem_read(r, lo[k], take.out + off,
+						hi[k] - lo[k]) < 0)
+					break;
+				off += hi[k] - lo[k];
 			}
+			r->t->stats.ring_read += off;
+			if (k == nspan)
+				lost = rec_drain_take_read(&v, &drained, &take);
 		}
 	}
 	if (lost < 0) {		/* nothing taken: the walk as it stands */

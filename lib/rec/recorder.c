@@ -291,11 +291,9 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 	r->hot_need = rc_hot_samples();
 	rc_profile_init(r);
 	r->bucket = bt_big_alloc(r->nbucket * sizeof(*r->bucket));
-	r->ringbuf = malloc(t->opts.buffer_size ? t->opts.buffer_size :
-						  BT_DEFAULT_BUFFER_SIZE);
 	r->emitbuf = malloc(ZONE_ROOM);
 	r->pages = calloc(CODE_PAGES, sizeof(*r->pages));
-	if (!r->bucket || !r->ringbuf || !r->emitbuf || !r->pages) {
+	if (!r->bucket || !r->emitbuf || !r->pages) {
 		bt_recorder_free(r);
 		return bt_fail(bte_nomem, ENOMEM, "recorder");
 	}
@@ -335,8 +333,6 @@ void bt_recorder_free(struct bt_recorder *r)
 	free(r->tab_orig[0]);
 	free(r->tab_orig[1]);
 	free(r->rt);
-	free(r->ringbuf);
-	rec_walker_release(&r->drain_w);
 	rec_walker_release(&r->replay_w);
 	rec_walker_release(&r->hot_w);
 	free(r->hotq);

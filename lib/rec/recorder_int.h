@@ -275,8 +275,6 @@ struct bt_recorder {
 	struct rthread *rt;
 	size_t nrt, rtcap;
 	struct code_page *pages;	/* CODE_PAGES of them */
-	uint8_t *ringbuf;		/* a copy of a ring, for decoding */
-	struct rec_walker drain_w;	/* its records buffer, kept */
 	int settling;			/* rc_settle_all() under way */
 	struct rec_walker replay_w;	/* the records of a held part, kept */
 	/* hot code (rec_hot.c): blocks found hot, to translate again; the

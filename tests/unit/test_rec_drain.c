@@ -136,7 +136,7 @@ static int setup(void **state)
 	f->v.bytes = f->bytes;
 	f->v.base = RING;
 	f->v.top = f->v.head = RING + f->size;
-	f->w = (struct rec_walker){ &fx_ops, f, 0, ~0ull, NULL, 0 };
+	f->w = (struct rec_walker){ &fx_ops, f, 0, ~0ull, NULL };
 	*state = f;
 	return 0;
 }
@@ -190,6 +190,34 @@ static void put_tnt(struct fixture *f, uint8_t tnt)
 }
 
 /*
+ * The spans read back to back (as the recorder reads them into the held
+ * part) give what the ring's copy @v gives: the same bytes, counts and
+ * positions (rec_drain_take_read() against rec_drain_take()).
+ */
+static void take_read_same(struct fixture *f, const struct rec_ring_view *v)
+{
+	uint8_t raw[64], out[64];
+	struct rec_take a = { out, 0, 0, 0, 0 }, b = { raw, 0, 0, 0, 0 };
+	uint64_t lo[2], hi[2], da = f->drained, db = f->drained;
+	size_t len = 0;
+	int i, n = rec_drain_spans(v, f->drained, lo, hi);
+
+	for (i = 0; i < n; i++) {
+		memcpy(raw + len, v->bytes + (lo[i] - v->base), hi[i] - lo[i]);
+		len += hi[i] - lo[i];
+	}
+	memset(raw + len, REC_IND, sizeof(raw) - len);
+	assert_int_equal(rec_drain_take(v, &da, &a),
+			 rec_drain_take_read(v, &db, &b));
+	assert_int_equal(a.len, b.len);
+	assert_memory_equal(out, raw, a.len);
+	assert_int_equal(a.branches, b.branches);
+	assert_int_equal(a.times, b.times);
+	assert_int_equal(a.total, b.total);
+	assert_int_equal(da, db);
+}
+
+/*
  * Drain as the tracer does: only the spans rec_drain_spans() names are
  * read from the ring, into a copy whose other bytes are REC_IND tags (a
  * byte read outside them decodes as a target nowhere in the code).
@@ -211,6 +239,7 @@ static int drain(struct fixture *f, uint64_t stop)
 		f->read += hi[i] - lo[i];
 	}
 	v.bytes = f->copy;
+	take_read_same(f, &v);
 	return rec_drain(&v, &f->drained, &f->w, stop);
 }
 
@@ -444,6 +473,112 @@ static void drain_corrupt(void **state)
 	assert_int_equal(f->drained, 0);
 }
 
+/*
+ * A long history walked straight from its bytes (rec_drain_walk_raw(), as
+ * a held part is replayed): 10,000 rounds of block A's conditional, taken
+ * in the rounds whose number has bit 0 and bit 2 differ, then the return
+ * to A, read in chunks from the oldest.  Each round's branches come in
+ * its order, the chunks in theirs; a record cut by the length ends it.
+ */
+#define ROUNDS 10000
+
+struct long_walk {
+	struct fixture *f;
+	size_t branches, bad;
+};
+
+static const struct rb *lw_block(void *ctx, uint64_t pc)
+{
+	return fx_block(((struct long_walk *)ctx)->f, pc);
+}
+
+static void lw_insns(void *ctx, uint32_t n)
+{
+	(void)ctx;
+	(void)n;
+}
+
+static int lw_taken(size_t round)
+{
+	return (round & 1) != ((round >> 2) & 1);
+}
+
+static void lw_branch(void *ctx, uint64_t from, uint64_t to, int kind)
+{
+	struct long_walk *l = ctx;
+	size_t round = l->branches / 2;
+	int first = l->branches % 2 == 0;
+
+	if (first && lw_taken(round))
+		l->bad += !(from == BASE + 3 && to == BASE + 8 &&
+			    kind == BT_BR_COND);
+	else if (first)
+		l->bad += !(from == BASE + 6 && to == BASE + 10 &&
+			    kind == BT_BR_JUMP);
+	else
+		l->bad += !(from == BASE + 10 && to == BASE &&
+			    kind == BT_BR_RET);
+	l->branches++;
+}
+
+static void lw_gap(void *ctx, int reason)
+{
+	(void)reason;
+	((struct long_walk *)ctx)->bad++;
+}
+
+static const struct rec_drain_ops lw_ops = {
+	.block = lw_block,
+	.insns = lw_insns,
+	.branch = lw_branch,
+	.gap = lw_gap,
+};
+
+static void drain_long(void **state)
+{
+	struct fixture *f = *state;
+	size_t cap = REC_ADDR_LEN * (2 * ROUNDS + 1), at = cap, i;
+	uint8_t *raw = malloc(cap);
+	struct long_walk l = { f, 0, 0 };
+	struct rec_walker w = { &lw_ops, &l, 0, ~0ull, NULL };
+	uint64_t a = BASE;
+
+	assert_non_null(raw);
+	/* newest first: written from the end, oldest record first */
+	at -= REC_ADDR_LEN;
+	raw[at] = REC_SYNC;
+	memcpy(raw + at + 1, &a, 8);
+	for (i = 0; i < ROUNDS; i++) {
+		raw[--at] = lw_taken(i) ? REC_TNT | 3 : REC_TNT | 2;
+		at -= REC_ADDR_LEN;
+		raw[at] = REC_IND;
+		memcpy(raw + at + 1, &a, 8);
+	}
+	assert_int_equal(rec_drain_walk_raw(&w, raw + at, cap - at, 0, 0),
+			 2 * ROUNDS + 1);
+	assert_int_equal(l.branches, 2 * ROUNDS);
+	assert_int_equal(l.bad, 0);
+	assert_int_equal(w.pc, BASE);
+
+	/* bytes that start no record: nothing walked */
+	l.branches = 0;
+	assert_int_equal(rec_drain_walk_raw(&w, raw + at + 1, cap - at - 1, 0,
+					    0), 0);
+	assert_int_equal(l.branches, 0);
+
+	/* the oldest record (the start) cut by the length: the walk starts
+	 * at the first return's target, a round late */
+	w.pc = 0;
+	w.hi = ~0ull;
+	l.branches = 2;		/* round 0's, not seen */
+	assert_int_equal(rec_drain_walk_raw(&w, raw + at, cap - at - 1, 0, 0),
+			 2 * ROUNDS);
+	assert_int_equal(l.branches, 2 * ROUNDS);
+	assert_int_equal(l.bad, 0);
+	rec_walker_release(&w);
+	free(raw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +593,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(drain_torn, setup, teardown),
 		cmocka_unit_test_setup_teardown(drain_misfit, setup, teardown),
 		cmocka_unit_test_setup_teardown(drain_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(drain_long, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
