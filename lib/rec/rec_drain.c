@@ -373,7 +373,8 @@ int rec_drain_take_read(const struct rec_ring_view *v, uint64_t *drained,
 long rec_drain_walk_raw(struct rec_walker *w, const uint8_t *raw, size_t len,
 			int lost, uint64_t stop)
 {
-	size_t *mark = NULL, nmark = 0, cap = 0, off = 0, end, rlen;
+	size_t small[16], *mark = small, nmark = 0, cap = 16, off = 0, end;
+	size_t rlen;
 	long n = 0;
 
 	if (!w->found) {
@@ -387,15 +388,18 @@ long rec_drain_walk_raw(struct rec_walker *w, const uint8_t *raw, size_t len,
 			break;
 		if (n % FOUND_CHUNK == 0) {
 			if (nmark == cap) {
-				size_t c = cap ? 2 * cap : 64;
-				size_t *m = realloc(mark, c * sizeof(*m));
+				size_t *m = malloc(2 * cap * sizeof(*m));
 
 				if (!m) {
-					free(mark);
+					if (mark != small)
+						free(mark);
 					return -bte_nomem;
 				}
+				memcpy(m, mark, cap * sizeof(*m));
+				if (mark != small)
+					free(mark);
 				mark = m;
-				cap = c;
+				cap *= 2;
 			}
 			mark[nmark++] = off;
 		}
@@ -423,7 +427,8 @@ long rec_drain_walk_raw(struct rec_walker *w, const uint8_t *raw, size_t len,
 		}
 		end = mark[nmark];
 	}
-	free(mark);
+	if (mark != small)
+		free(mark);
 	if (stop && w->pc)
 		w_advance(w, stop);
 	return n;

@@ -475,12 +475,13 @@ static void drain_corrupt(void **state)
 
 /*
  * A long history walked straight from its bytes (rec_drain_walk_raw(), as
- * a held part is replayed): 10,000 rounds of block A's conditional, taken
+ * a held part is replayed): 40,000 rounds of block A's conditional, taken
  * in the rounds whose number has bit 0 and bit 2 differ, then the return
- * to A, read in chunks from the oldest.  Each round's branches come in
- * its order, the chunks in theirs; a record cut by the length ends it.
+ * to A, read in chunks from the oldest (20 of 4,096 records: more than the
+ * walk notes on its stack).  Each round's branches come in its order, the
+ * chunks in theirs; a record cut by the length ends it.
  */
-#define ROUNDS 10000
+#define ROUNDS 40000
 
 struct long_walk {
 	struct fixture *f;
