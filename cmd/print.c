@@ -677,7 +677,8 @@ static void text_fault(FILE *out, const struct print_report *r,
 	fprintf(out, "the program handled %s at 0x%" PRIx64 "; its handler then ran ",
 		sig, f->stop->pc);
 	if (f->after != UINT64_MAX)
-		fprintf(out, "%" PRIu64 " branches", f->after);
+		fprintf(out, "%s%" PRIu64 " branches",
+			f->after_lost ? "more than " : "", f->after);
 	else
 		fputs("on", out);
 	if (reraised(r))

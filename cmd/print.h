@@ -104,6 +104,7 @@ struct print_fault {
 	const struct bt_stop *stop;		/* the fault */
 	const struct print_thread *thread;	/* its history up to it */
 	uint64_t after;		/* branches since, UINT64_MAX: unknown */
+	int after_lost;		/* more ran: records were lost */
 	uint64_t count;		/* faults the thread's handlers took */
 };
 

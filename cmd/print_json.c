@@ -297,6 +297,7 @@ static void json_fault(FILE *out, const struct print_report *r,
 		fprintf(out, ", \"after\": %" PRIu64, f->after);
 	else
 		fputs(", \"after\": null", out);
+	fprintf(out, ", \"after_lost\": %s", f->after_lost ? "true" : "false");
 	fprintf(out, ", \"count\": %" PRIu64 ", \"thread\": ", f->count);
 	json_thread(out, r->view, f->thread, pc);
 	fputc('}', out);

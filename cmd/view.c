@@ -179,6 +179,7 @@ int view_fault_init(struct view_fault *vf, int view, const struct bt_fault *f,
 	vf->pf.stop = &vf->stop;
 	vf->pf.thread = &vf->v.pt;
 	vf->pf.after = f->after;
+	vf->pf.after_lost = f->after_lost;
 	vf->pf.count = f->count;
 	return 0;
 }

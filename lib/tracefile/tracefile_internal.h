@@ -20,8 +20,9 @@ extern const uint8_t bt_trace_magic[8];
 #define BT_TRACE_STR_NULL 0xffffffffu
 
 #define BT_TRACE_VERSION_MAJOR 1
-#define BT_TRACE_VERSION_MINOR 3	/* 2: soft captures may hold BT_REC_TIME;
-					   3: PT's TSC conversion per thread */
+#define BT_TRACE_VERSION_MINOR 4	/* 2: soft captures may hold BT_REC_TIME;
+					   3: PT's TSC conversion per thread;
+					   4: a fault's records lost after it */
 
 /* Thread data is checksummed per chunk of this many bytes (1.1). */
 #define BT_TRACE_CHUNK 65536u

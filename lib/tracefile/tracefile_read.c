@@ -419,6 +419,7 @@ static int dec_fault(struct parser *ps, struct rbuf *r)
 	t->nfaults++;
 	if (dec_pt_time(r, &f->cap.pt_time) < 0)
 		return -1;
+	f->after_lost = r->len - r->off >= 8 && rb_u64(r) != 0;
 	return 0;
 }
 

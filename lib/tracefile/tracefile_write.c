@@ -299,6 +299,7 @@ static void enc_fault(struct wbuf *b, const struct bt_fault *f)
 	wb_u64(b, f->count);
 	enc_capture(b, &f->cap);
 	enc_pt_time(b, &f->cap.pt_time);
+	wb_u64(b, (uint64_t)f->after_lost);	/* format 1.4 and on */
 	sec_end(b);
 }
 

@@ -36,6 +36,7 @@ struct bt_fault_keep {
 	uint64_t head, tail;	/* the ring at the fault (positions) */
 	uint64_t older;		/* records there before tail, not kept */
 	uint64_t lost;		/* records the ring had lost then */
+	uint64_t nbranch, nlost;	/* the thread's counts then (tracer.h) */
 	int positions;		/* head and tail are known */
 	int kept;		/* cap holds the history up to the fault */
 	struct bt_capture cap;
@@ -118,6 +119,8 @@ void bt_fault_mark(struct bt_target *t, struct bt_thread *th,
 	k->tail = bt_ring_tail(th->ring);
 	k->older = 0;
 	k->lost = bt_ring_lost_records(th->ring);
+	k->nbranch = th->nbranch;
+	k->nlost = th->nlost;
 	/* every record is a branch's: a record starts there */
 	if (k->head - k->tail > KEEP_BYTES &&
 	    (k->head - k->tail) % sizeof(struct bt_rec_branch) == 0) {
@@ -172,8 +175,8 @@ int bt_target_fault(struct bt_target *t, pid_t tid, struct bt_fault *f)
 		if (t->ops->sync && th->state != BT_TH_GONE)
 			t->ops->sync(t, th);
 		bt_thread_settle(t, th);
-		f->after = (bt_ring_head(th->ring) - k->head) /
-			   sizeof(struct bt_rec_branch);
+		f->after = th->nbranch - k->nbranch;
+		f->after_lost = th->nlost != k->nlost;
 	}
 	ret = 0;
 	if (k->kept) {

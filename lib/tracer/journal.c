@@ -115,6 +115,7 @@ static void jent_drop(struct bt_thread *th, struct bt_journal *j, size_t size)
 	if (j->start == from)
 		return;
 	j->cut = 1;	/* what comes next follows nothing known */
+	th->nlost++;
 	if (th->fault_guard)	/* a fault's history: copied out first */
 		bt_fault_guard(th, bt_ring_size(th->ring));
 	bt_ring_clear(th->ring);
@@ -136,6 +137,21 @@ static void jent_commit(struct bt_thread *th, struct jent *e, uint32_t type,
 		jent_drop(th, j, bt_ring_size(th->ring));
 }
 
+/* A branch record (@len bytes after its header) written: counted, and a
+ * gap that says records were lost as a loss. */
+static void count_branch(struct bt_thread *th, const void *payload,
+			 size_t len)
+{
+	struct bt_rec_branch br;
+
+	th->nbranch++;
+	if (len < sizeof(br) - sizeof(br.hdr))
+		return;
+	memcpy(&br.from, payload, sizeof(br) - sizeof(br.hdr));
+	if (br.kind == BT_BR_GAP && br.gap == BT_GAP_OVERFLOW)
+		th->nlost++;
+}
+
 int bt_thread_put(struct bt_thread *th, uint16_t type, const void *payload,
 		  size_t len)
 {
@@ -146,6 +162,8 @@ int bt_thread_put(struct bt_thread *th, uint16_t type, const void *payload,
 	if (th->jrn.len == th->jrn.start || th->jrn.settling) {
 		if (th->fault_guard)
 			bt_fault_guard(th, sizeof(struct bt_rec_hdr) + len);
+		if (type == BT_REC_BRANCH)
+			count_branch(th, payload, len);
 		return bt_ring_write(th->ring, type, payload, len);
 	}
 	e = jent_room(&th->jrn, len);

@@ -94,6 +94,12 @@ struct bt_thread {
 	 */
 	struct bt_fault_keep *fault;
 	uint64_t fault_guard;
+	/*
+	 * journal.c: branch records written into its ring (gaps included),
+	 * and the times records were lost before they were written (an
+	 * overflow gap of the backend's, held parts dropped undecoded)
+	 */
+	uint64_t nbranch, nlost;
 	cpu_set_t *pin_mask;	/* pin.c: its mask before the pin, or NULL */
 	void *bk;		/* backend's per-thread data */
 };

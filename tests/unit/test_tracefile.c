@@ -88,6 +88,7 @@ static struct bt_trace *sample(unsigned int seed)
 					     .tid = 4243, .signal = 11,
 					     .si_code = 1, .pc = 0x401010 };
 	t->fault[0].after = 1000000;
+	t->fault[0].after_lost = 1;
 	t->fault[0].count = 2;
 	t->fault[0].cap.format = BT_FMT_SOFT;
 	t->fault[0].cap.tid = 4243;
@@ -171,6 +172,7 @@ static void assert_trace_equal(const struct bt_trace *a,
 
 		assert_memory_equal(&x->stop, &y->stop, sizeof(x->stop));
 		assert_int_equal(x->after, y->after);
+		assert_int_equal(x->after_lost, y->after_lost);
 		assert_int_equal(x->count, y->count);
 		assert_int_equal(x->cap.format, y->cap.format);
 		assert_int_equal(x->cap.tid, y->cap.tid);
@@ -467,10 +469,12 @@ static void time_records(void **state)
 }
 
 /*
- * @buf as btrace wrote format 1.2: the thread and fault sections without
- * the PT time fields and their CRC (the last 28 bytes of each).
+ * @buf as btrace wrote format 1.@minor: the fault section without its
+ * last field (1.4: whether records were lost after it), and before 1.3
+ * the thread and fault sections without the PT time fields and their CRC
+ * (the 28 bytes before).
  */
-static size_t as_1_2(uint8_t *buf, size_t len)
+static size_t as_older(uint8_t *buf, size_t len, int minor)
 {
 	size_t in = BT_TRACE_HDR_SIZE, out = in;
 	uint32_t v;
@@ -481,10 +485,12 @@ static size_t as_1_2(uint8_t *buf, size_t len)
 
 		memmove(buf + out, buf + in, BT_TRACE_SEC_HDR_SIZE + n);
 		in += BT_TRACE_SEC_HDR_SIZE + n + (8 - n % 8) % 8;
-		if (type == BT_SEC_THREAD || type == BT_SEC_FAULT) {
+		if (type == BT_SEC_FAULT)
+			n -= 8;
+		if (minor < 3 &&
+		    (type == BT_SEC_THREAD || type == BT_SEC_FAULT))
 			n -= PT_TIME_FIELDS + 4;
-			*(uint64_t *)(buf + out + 8) = htole64(n);
-		}
+		*(uint64_t *)(buf + out + 8) = htole64(n);
 		v = htole32(bt_crc32(0, buf + out + BT_TRACE_SEC_HDR_SIZE, n));
 		memcpy(buf + out + 16, &v, 4);
 		v = htole32(bt_crc32(0, buf + out, 20));
@@ -494,13 +500,17 @@ static size_t as_1_2(uint8_t *buf, size_t len)
 		memset(buf + out, 0, pad);
 		out += pad;
 	}
-	buf[10] = 2;
+	buf[10] = (uint8_t)minor;
 	v = htole32(bt_crc32(0, buf, 28));
 	memcpy(buf + 28, &v, 4);
 	return out;
 }
 
-/* PT's TSC conversion is kept (1.3); a file of 1.2 loads, untimed. */
+/*
+ * PT's TSC conversion is kept (1.3), and whether a fault's records were
+ * lost after it (1.4); a file of 1.3 loads with none lost, one of 1.2
+ * untimed too.
+ */
 static void pt_time_fields(void **state)
 {
 	struct bt_trace *t = sample(10), *u;
@@ -509,12 +519,23 @@ static void pt_time_fields(void **state)
 	size_t len;
 
 	encode(t, &buf, &len);
-	assert_int_equal(buf[10], 3);
+	assert_int_equal(buf[10], 4);
 	assert_int_equal(bt_trace_parse(&u, buf, len), 0);
 	assert_trace_equal(t, u);
 	bt_trace_free(u);
+	free(buf);
 
-	len = as_1_2(buf, len);
+	encode(t, &buf, &len);
+	len = as_older(buf, len, 3);
+	assert_int_equal(bt_trace_parse(&u, buf, len), 0);
+	assert_int_equal(u->fault[0].after_lost, 0);
+	t->fault[0].after_lost = 0;
+	assert_trace_equal(t, u);
+	bt_trace_free(u);
+	free(buf);
+
+	encode(t, &buf, &len);
+	len = as_older(buf, len, 2);
 	assert_int_equal(bt_trace_parse(&u, buf, len), 0);
 	assert_tsc_conv_equal(&u->thread[1].pt_time, &none);
 	assert_tsc_conv_equal(&u->fault[0].cap.pt_time, &none);

@@ -142,6 +142,10 @@ struct bt_fault {
 				   handler's and on, gaps included);
 				   UINT64_MAX: unknown */
 	uint64_t count;		/* faults the thread's handlers took */
+	int after_lost;		/* records since the fault were lost
+				   before they were written (a ring in
+				   the process overflowed): the handler
+				   ran more branches than after */
 };
 
 /* Release what @f owns (its capture); accepts NULL. */
