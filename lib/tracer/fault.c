@@ -69,6 +69,43 @@ static void keep_view(struct bt_thread *th, const struct bt_fault_keep *k,
 	view->tail = k->tail;
 }
 
+struct keep_walk {
+	uint64_t pos, from;	/* where the record walked starts; the goal */
+	uint64_t older;		/* records before pos */
+};
+
+static int keep_walk_one(const struct bt_rec_hdr *rec, void *ctx)
+{
+	struct keep_walk *w = ctx;
+
+	if (w->pos >= w->from)
+		return 1;	/* a record starts here */
+	w->older += rec->type != BT_REC_TIME;
+	w->pos += rec->size;
+	return 0;
+}
+
+/*
+ * What is kept of the ring at the fault: its records from the first that
+ * starts in its newest KEEP_BYTES, found by walking them (time records
+ * are not a branch record's size, so no position can be computed), those
+ * before counted as older.  Done when the history is copied or read, not
+ * at each fault: a program that handles many faults pays nothing.
+ */
+static void keep_trim(struct bt_thread *th, struct bt_fault_keep *k)
+{
+	struct keep_walk w = { k->tail, k->head - KEEP_BYTES, 0 };
+	struct bt_ring_view view;
+
+	if (k->head - k->tail <= KEEP_BYTES)
+		return;
+	keep_view(th, k, &view);
+	if (bt_ring_walk(&view, keep_walk_one, &w) != 1)
+		return;		/* as it stands: the whole ring */
+	k->tail = w.pos;
+	k->older += w.older;
+}
+
 /* Copy the history up to the fault out of the ring, now. */
 static void keep_copy(struct bt_thread *th, struct bt_fault_keep *k)
 {
@@ -77,6 +114,7 @@ static void keep_copy(struct bt_thread *th, struct bt_fault_keep *k)
 	th->fault_guard = 0;
 	if (k->kept || !k->positions)
 		return;
+	keep_trim(th, k);
 	keep_view(th, k, &view);
 	bt_capture_release(&k->cap);
 	if (bt_thread_ring_capture(th, &view, &k->cap) == 0) {
@@ -121,13 +159,6 @@ void bt_fault_mark(struct bt_target *t, struct bt_thread *th,
 	k->lost = bt_ring_lost_records(th->ring);
 	k->nbranch = th->nbranch;
 	k->nlost = th->nlost;
-	/* every record is a branch's: a record starts there */
-	if (k->head - k->tail > KEEP_BYTES &&
-	    (k->head - k->tail) % sizeof(struct bt_rec_branch) == 0) {
-		k->older = (k->head - KEEP_BYTES - k->tail) /
-			   sizeof(struct bt_rec_branch);
-		k->tail = k->head - KEEP_BYTES;
-	}
 	/* the first record that would overwrite the tail's copies it */
 	th->fault_guard = k->tail + bt_ring_size(th->ring);
 }
@@ -182,6 +213,7 @@ int bt_target_fault(struct bt_target *t, pid_t tid, struct bt_fault *f)
 	if (k->kept) {
 		ret = cap_dup(&k->cap, &f->cap);
 	} else if (k->positions) {
+		keep_trim(th, k);
 		keep_view(th, k, &view);
 		ret = bt_thread_ring_capture(th, &view, &f->cap);
 		f->cap.lost = k->lost + k->older;

@@ -8,7 +8,8 @@
 # the fault itself, before the handler, as GDB does.  The handler's
 # branches are counted as written: "more than" that where its ring in the
 # process overflowed; where nothing was lost, the recorder and the fast
-# mode count the same.
+# mode count the same.  What is kept at a fault is the newest megabyte of
+# history, from a record's start, time records or not (targets/fault_late).
 . "$TESTDIR/e2e/lib/common.sh"
 need_cmd python3
 prog=$TARGETS/fault_handled
@@ -38,6 +39,12 @@ expect_rc 139
 for mode in record fast; do
 	"$BTRACE" run --soft-mode $mode --buffer-size 64M --json --last 1 -- \
 		"$prog" 5000 >"$work/count.$mode.json" 2>"$work/err"
+	rc=$?
+	expect_rc 139
+done
+for pre in 0 1; do
+	"$BTRACE" run --json --last 40000 -- "$TARGETS/fault_late" $pre \
+		>"$work/late.$pre.json" 2>"$work/err"
 	rc=$?
 	expect_rc 139
 done
@@ -101,6 +108,17 @@ for mode in ("record", "fast"):
     assert f["after_lost"] is False, (mode, f["after"])
     counts.append(f["after"])
 assert counts[0] == counts[1] and 20000 <= counts[0] < 20100, counts
+
+# a fault after a long run with system calls (time records in the ring):
+# its newest megabyte kept (32768 branch records, a few less for the time
+# records), from a record's start, the older ones counted lost
+for pre in (0, 1):
+    f = json.load(open("%s/late.%d.json" % (work, pre)))["fault"]
+    br = f["thread"]["branches"]
+    gaps = [i for i, b in enumerate(br) if b["kind"] == "gap"]
+    assert 32000 < len(br) <= 32769 and gaps == [0], (pre, len(br), gaps[:3])
+    assert br[-1]["kind"] == "call" and br[-1]["to_sym"] == "store_fault", br[-1]
+    assert f["thread"]["lost"] > 200000, f["thread"]["lost"]
 
 # --stop-at-fault: the fault itself is the stop; nothing kept
 doc = json.load(open("%s/stop.json" % work))
