@@ -234,6 +234,20 @@ void bt_recorder_thread_end(struct bt_recorder *r, struct bt_thread *th)
 
 /* ---- lifetime ----------------------------------------------------------- */
 
+/* The zones' points, pending code and marks (not the zones' memory in
+ * the process). */
+static void zones_free(struct bt_recorder *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nzone; i++) {
+		bt_big_free(r->zone[i].pts,
+			    r->zone[i].ptcap * sizeof(*r->zone[i].pts));
+		free(r->zone[i].pend);
+		free(r->zone[i].mark_of);
+	}
+}
+
 void bt_recorder_reset(struct bt_recorder *r)
 {
 	size_t i;
@@ -247,12 +261,7 @@ void bt_recorder_reset(struct bt_recorder *r)
 	rc_native_reset(r);
 	rc_wp_free(r);
 	memset(r->pages, 0, CODE_PAGES * sizeof(*r->pages));
-	for (i = 0; i < r->nzone; i++) {
-		bt_big_free(r->zone[i].pts,
-			    r->zone[i].ptcap * sizeof(*r->zone[i].pts));
-		free(r->zone[i].pend);
-		free(r->zone[i].mark_of);
-	}
+	zones_free(r);
 	r->nzone = 0;
 	r->ready = 0;
 	r->broken = 0;
@@ -308,8 +317,6 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 
 void bt_recorder_free(struct bt_recorder *r)
 {
-	size_t i;
-
 	if (!r)
 		return;
 	if (r->bucket)
@@ -317,17 +324,10 @@ void bt_recorder_free(struct bt_recorder *r)
 	rc_grave_clear(r);
 	rc_rb_slabs_free(r);
 	bt_big_free(r->bucket, r->nbucket * sizeof(*r->bucket));
-	rc_index_clear(&r->links);
-	rc_index_clear(&r->waiting);
 	rc_index_free(&r->by_page);
 	rc_index_free(&r->links);
 	rc_index_free(&r->waiting);
-	for (i = 0; i < r->nzone; i++) {
-		bt_big_free(r->zone[i].pts,
-			    r->zone[i].ptcap * sizeof(*r->zone[i].pts));
-		free(r->zone[i].pend);
-		free(r->zone[i].mark_of);
-	}
+	zones_free(r);
 	rc_wp_free(r);
 	rc_mirror_drop(r);
 	free(r->tab_orig[0]);

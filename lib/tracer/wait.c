@@ -89,19 +89,23 @@ static pid_t spin(struct bt_target *t, pid_t tid, int *status)
  * thread alone waiting for ever (3 runs in 1,700 here, 19 in 122 on a
  * 16-CPU machine, of tests/e2e/rec_killed_inside's kill).
  */
+/* @th is another live thread of the process whose first thread is @tid. */
+static int sibling(const struct bt_target *t, const struct bt_thread *th,
+		   pid_t tid)
+{
+	return th->tid != tid && th->state != BT_TH_GONE &&
+	       bt_thread_tgid(t, th) == tid;
+}
+
 static int first_of_many(const struct bt_target *t, pid_t tid)
 {
 	size_t i;
 
 	if (tid <= 0)
 		return 0;
-	for (i = 0; i < t->nthreads; i++) {
-		const struct bt_thread *th = t->threads[i];
-
-		if (th->tid != tid && th->state != BT_TH_GONE &&
-		    bt_thread_tgid(t, th) == tid)
+	for (i = 0; i < t->nthreads; i++)
+		if (sibling(t, t->threads[i], tid))
 			return 1;
-	}
 	return 0;
 }
 
@@ -115,8 +119,7 @@ static int reap_others(struct bt_target *t, pid_t tid)
 		siginfo_t si;
 		int st;
 
-		if (th->tid == tid || th->state == BT_TH_GONE ||
-		    bt_thread_tgid(t, th) != tid)
+		if (!sibling(t, th, tid))
 			continue;
 		/* a tracee's ptrace-stops are reported even without
 		 * WSTOPPED: only an end is taken, a stop stays for later */
