@@ -351,14 +351,14 @@ static void unindex(struct bt_recorder *r, const struct rb *b, uint64_t first,
 static struct rb *block_make(struct bt_recorder *r, uint64_t a);
 
 /*
- * The block at @a, decoded on first use; NULL only without memory.
- * The drain asks for every block a thread ran, one after another: a
+ * The block at @a; with @make decoded on first use, else NULL if there is
+ * none.  A walk asks for every block a thread ran, one after another: a
  * block's successors (next and target) are kept in it, so that the walk
  * goes from block to block without the hash (half the drain's time was
  * its lookups).  They hold while no block has left the hash since
  * (r->epoch).
  */
-struct rb *rc_block_get(struct bt_recorder *r, uint64_t a)
+static struct rb *block_next(struct bt_recorder *r, uint64_t a, int make)
 {
 	struct rb *p = r->prev_epoch == r->epoch ? r->prev : NULL, *b;
 	/* a return's or indirect branch's last target in its target's place */
@@ -371,9 +371,11 @@ struct rb *rc_block_get(struct bt_recorder *r, uint64_t a)
 		return r->prev;
 	}
 	b = rc_block_find(r, a);
-	if (!b)
+	if (!b && make)
 		b = block_make(r, a);
-	if (b && k >= 0) {
+	if (!b)
+		return NULL;
+	if (k >= 0) {
 		if (p->succ_epoch != r->epoch)
 			p->succ[0] = p->succ[1] = NULL;
 		p->succ[k] = b;
@@ -382,6 +384,16 @@ struct rb *rc_block_get(struct bt_recorder *r, uint64_t a)
 	r->prev = b;
 	r->prev_epoch = r->epoch;
 	return b;
+}
+
+struct rb *rc_block_get(struct bt_recorder *r, uint64_t a)
+{
+	return block_next(r, a, 1);
+}
+
+struct rb *rc_block_walk(struct bt_recorder *r, uint64_t a)
+{
+	return block_next(r, a, 0);
 }
 
 /* A block left the hash (and may be freed): every kept successor goes. */

@@ -78,7 +78,7 @@ static void hot_queue(struct bt_recorder *r, uint64_t orig)
 static const struct rb *hot_block(void *ctx, uint64_t pc)
 {
 	struct bt_recorder *r = ctx;
-	struct rb *b = rc_block_find(r, pc);
+	struct rb *b = rc_block_walk(r, pc);
 
 	if (!b || b->hot || b->term != RB_COND)
 		return b;

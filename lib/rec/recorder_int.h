@@ -336,6 +336,8 @@ void rc_rb_free(struct bt_recorder *r, struct rb *b);
 void rc_rb_slabs_free(struct bt_recorder *r);
 struct rb *rc_block_find(const struct bt_recorder *r, uint64_t a);
 struct rb *rc_block_get(struct bt_recorder *r, uint64_t a);
+/* rc_block_get() for a walk of code known translated: none decoded */
+struct rb *rc_block_walk(struct bt_recorder *r, uint64_t a);
 void rc_blocks_dropped(struct bt_recorder *r);
 struct zone *rc_zone_of(struct bt_recorder *r, uint64_t pc);
 struct zone *rc_zone_for(struct bt_recorder *r, struct bt_thread *th,
