@@ -63,10 +63,12 @@ void bt_target_release(struct bt_target *t)
 	size_t i;
 
 	bt_pin_release(t, 1);	/* the tracer's own mask back */
-	for (i = 0; i < t->nthreads; i++) {
+	/* all gone before any is freed: a thread going trims the rings of
+	 * those gone before it (thread.c), which must still be there */
+	for (i = 0; i < t->nthreads; i++)
 		bt_thread_gone(t, t->threads[i]);
+	for (i = 0; i < t->nthreads; i++)
 		bt_thread_free(t->threads[i]);
-	}
 	if (t->ops->fini)
 		t->ops->fini(t);
 	bt_disasm_free(t->dis);
