@@ -22,6 +22,7 @@
 #include "run_trace.h"
 #include "save.h"
 #include "session.h"
+#include "signals.h"
 #include "timeline.h"
 #include "view.h"
 
@@ -47,7 +48,8 @@ static const struct cmd_desc run_desc = {
 };
 
 /*
- * For the SIGINT/SIGTERM/SIGHUP handler: the target being traced, or,
+ * For the handler of the signals that would end btrace (signals.h): the
+ * target being traced, or,
  * once it is let go, the pid that a further Ctrl-C is passed on to.
  */
 static struct bt_target *volatile running;
@@ -263,7 +265,6 @@ static int run_traced(struct bt_target *t, const struct cmd_opts *o,
 int cmd_run(int argc, char **argv)
 {
 	struct bt_target_opts topts = { .size = sizeof(topts) };
-	struct sigaction sa = { .sa_handler = on_interrupt };
 	struct bt_target *t = NULL;
 	struct cmd_opts o = { 0 };
 	FILE *out;
@@ -282,8 +283,6 @@ int cmd_run(int argc, char **argv)
 	out = cmd_opts_open(&o);
 	if (!out)
 		return EXIT_FAIL;
-	if (o.interactive)
-		bt_session_signals();
 	ret = bt_target_launch(&t, &topts, o.args);
 	if (ret < 0) {
 		cmd_opts_close(&o, out);
@@ -292,17 +291,20 @@ int cmd_run(int argc, char **argv)
 	if (o.backend == BT_BACKEND_AUTO)
 		run_trace_say_backend(t, &o.trace);
 	say_buffer(t, o.buffer_size);
+	/*
+	 * Signals caught from here on: ignored or caught before the launch,
+	 * the program would have inherited them (a launch's EXITKILL ends it
+	 * if btrace dies meanwhile).
+	 */
 	if (o.interactive) {
 		struct bt_session_opts so = { .o = &o, .out = out,
 					      .cont_first = 1 };
 
+		bt_session_signals();
 		ret = bt_session_main(t, &so);
 	} else {
 		running = t;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
+		cmd_catch_signals(on_interrupt);
 		ret = run_traced(t, &o, out);
 		running = NULL;
 		bt_target_free(t);

@@ -27,6 +27,7 @@
 #include "print.h"
 #include "session.h"
 #include "session_int.h"
+#include "signals.h"
 #include "timeline.h"
 #include "view.h"
 
@@ -55,17 +56,7 @@ static void on_signal(int sig)
 
 void bt_session_signals(void)
 {
-	struct sigaction sa;
-
-	/* No SA_RESTART: a blocking read or wait must see the signal. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	/* A closed pipe must not kill btrace with the target still held. */
-	signal(SIGPIPE, SIG_IGN);
+	cmd_catch_signals(on_signal);
 }
 
 int bt_session_quit_requested(void)
@@ -75,13 +66,7 @@ int bt_session_quit_requested(void)
 
 void sig_block(sigset_t *old)
 {
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, old);
+	cmd_block_signals(old);
 }
 
 /* ---- symbols, code and the history cache ---- */

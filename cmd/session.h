@@ -17,11 +17,13 @@
  * ~/.btrace_history, completion of commands and symbols); otherwise from
  * stdin, one a line.
  *
- * Safety: from bt_session_signals() on, SIGINT, SIGTERM and SIGHUP never
- * kill btrace outright.  During a `continue` (and the first trace) SIGINT
- * stops the target; at an interactive prompt it discards the line; anywhere
- * else it, like SIGTERM and SIGHUP, ends the session, which then detaches
- * from (or kills, if launched) the target before btrace exits.
+ * Safety: from bt_session_signals() on, no signal from outside kills
+ * btrace outright (signals.h: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
+ * the others whose default is to terminate).  During a `continue` (and
+ * the first trace) SIGINT stops the target; at an interactive prompt it
+ * discards the line; anywhere else it, like the others, ends the session,
+ * which then detaches from (or kills, if launched) the target before
+ * btrace exits with 128 + the signal.
  */
 
 struct cmd_opts;
@@ -40,9 +42,10 @@ struct bt_session_opts {
 
 
 /*
- * Install the session's SIGINT/SIGTERM/SIGHUP handlers and ignore SIGPIPE.
- * Call before attaching or launching, so that no signal can end btrace
- * between the attach and the session.
+ * Install the session's handlers of the signals of cmd_catch_signals()
+ * and ignore SIGPIPE.  Call before attaching, so that no signal can end
+ * btrace between the attach and the session; after launching, so that
+ * the program does not inherit what btrace ignores.
  */
 void bt_session_signals(void);
 

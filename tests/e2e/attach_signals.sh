@@ -1,5 +1,8 @@
 # btrace's own SIGTERM, SIGHUP and SIGINT (outside a trace) still detach
-# cleanly: the target keeps running, untraced, to the right result.
+# cleanly: the target keeps running, untraced, to the right result; so do
+# the other signals whose default would end btrace holding the target
+# (under the recorder the target then died on its ring's guard page), and
+# SIGPIPE does not end it at all.
 . "$(dirname "$0")/sess_common.bash"
 
 ROUNDS=100000
@@ -20,6 +23,25 @@ cat "$log"
 [ $st = 143 ] || fail "btrace exit status $st after SIGTERM, not 143"
 grep -q "SIGTERM: detaching from process $TPID" "$log" || fail "no detach message"
 not_traced "$TPID"
+
+# The others while tracing: SIGQUIT (Ctrl-\\), SIGUSR1, SIGALRM, SIGXCPU
+# (a CPU limit); and SIGPIPE, ignored, before a SIGTERM.
+for sig in QUIT:131 USR1:138 ALRM:142 XCPU:152 PIPE:143; do
+	"$BTRACE" attach "$TPID" </dev/null >"$log" 2>&1 &
+	bt=$!
+	PIDS+=("$bt")
+	wait_for "$log" 'attached to process'
+	sleep 0.1
+	kill -"${sig%:*}" "$bt"
+	[ "${sig%:*}" = PIPE ] && { sleep 0.2; kill -TERM "$bt"; }
+	wait "$bt"
+	st=$?
+	cat "$log"
+	[ $st = "${sig#*:}" ] ||
+		fail "btrace exit status $st after SIG${sig%:*}, not ${sig#*:}"
+	grep -q "detaching from process $TPID" "$log" || fail "no detach message"
+	not_traced "$TPID"
+done
 
 # SIGHUP while waiting for commands on a pipe that stays open.
 mkfifo "$WORK/cmds"

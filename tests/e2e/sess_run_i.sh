@@ -13,3 +13,11 @@ grep -q 'stop: exit with status 7' "$log" || fail "no exit stop"
 grep -qE '^  0x[0-9a-f]+ +_exit\+' "$log" || fail "insn: no _exit"
 grep -q 'launched, exiting' "$log" || fail "info: not a launched target"
 grep -q 'exited with status 7' "$log" || fail "continue did not let it exit"
+
+# The program starts with the signal dispositions btrace was given, not
+# what the session ignores (SIGPIPE): a pipeline's writer must still die
+# of SIGPIPE when its reader leaves.
+want=$(grep '^SigIgn' /proc/self/status)
+got=$("$BTRACE" run --ex continue -- grep '^SigIgn' /proc/self/status 2>/dev/null |
+	grep '^SigIgn')
+[ "$got" = "$want" ] || fail "ignored signals under run -i: '$got', without btrace '$want'"
