@@ -238,10 +238,11 @@ static void step_done(struct bt_target *t, struct bt_thread *th,
 		ft->state = FT_NATIVE;
 		return;
 	}
-	if (ft->foreign && post->rip != pre->rip && post->rip != pre->rip + 2 &&
+	if (post->rip != pre->rip && post->rip != pre->rip + 2 &&
 	    (post->orig_rax == SYS_execve || post->orig_rax == SYS_execveat)) {
 		/* its exec: the syscall (2 bytes, as int 0x80) is gone with
-		 * the old memory; one that failed returned past it */
+		 * the old memory, not to be decoded there; one that failed
+		 * returned past it */
 		fast_acc_add(t, th, 1);
 		fast_branch_append(t, th, pre->rip, post->rip, BT_BR_SYSRET, 0);
 		return;

@@ -57,6 +57,41 @@ static void fast_exec(struct bt_target *t, struct fast *f)
 	}
 }
 
+/*
+ * @th's exec, as the old program's blocks go (fast_setup()): the path up
+ * to the system call, the call, and the branch into the new program, as
+ * a step would have ended them.  The call was stepped under its lifted
+ * int3 (FT_STEPOVER, which the resume then gives up), or ran in the
+ * chain, past its link that ends in a system call: the chain's only one
+ * (with more, which one exec'd is not known: they go as before).
+ */
+static void exec_done(struct bt_target *t, struct bt_thread *th)
+{
+	struct fast_thread *ft = th->bk;
+	struct user_regs_struct regs;
+	uint64_t at = 0;
+	size_t i;
+
+	if (!ft || bt_thread_regs(th, &regs) < 0)
+		return;
+	if (ft->state == FT_STEPOVER) {
+		at = ft->pre.rip;
+	} else if (ft->state == FT_RUN) {
+		for (i = 0; i < ft->nchain; i++) {
+			if (ft->chain[i].term_class != BT_INSN_SYSCALL)
+				continue;
+			if (at)
+				return;
+			at = ft->chain[i].end;
+		}
+	}
+	if (!at)
+		return;
+	fast_chain_commit(t, th, at);
+	fast_acc_add(t, th, 1);
+	fast_branch_append(t, th, at, regs.rip, BT_BR_SYSRET, 0);
+}
+
 /* First resume after launch, attach or exec: the process is there. */
 static int fast_setup(struct bt_target *t, struct bt_thread *th)
 {
@@ -68,6 +103,7 @@ static int fast_setup(struct bt_target *t, struct bt_thread *th)
 		return -bte_nomem;
 	if (th->why == BT_TS_EVENT && th->event == PTRACE_EVENT_EXEC &&
 	    f->setup_done && !((struct fast_thread *)th->bk)->foreign) {
+		exec_done(t, th);
 		fast_exec(t, f);
 		f->setup_done = 0;
 	}
