@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -152,22 +153,56 @@ int64_t rc_room_map(struct bt_recorder *r, struct bt_thread *th,
  * A thread of the process stopped where a system call of ours can run
  * and leave no trace: out of its translation, at a trap, an interrupt or
  * a signal stop whose signal is not the program's (a breakpoint of ours),
- * never in the middle of an event (exec, clone) of its own.
+ * never in the middle of an event (exec, clone) of its own.  Failing
+ * those (letting go is when btrace stops every thread: a thread that
+ * stopped for its own step before the stop-all's PTRACE_INTERRUPT came),
+ * one whose interrupt is still to stop it (the step of the first system
+ * call takes that stop before anything runs, bt_thread_step(), and
+ * nothing waits for it any more), else one stopped to be given a signal
+ * of the program's (not a SIGTRAP, which may be a breakpoint's): the
+ * calls run without it, and the detach gives it (letgo.c); else one at a
+ * clone or fork event of its own with its interrupt outstanding, once the
+ * call returned (bt_thread_event_out()).  Before, the zones, tables and
+ * rings stayed mapped in a process of many threads at most detaches
+ * (rec_threads: every one of twenty).
  */
 static struct bt_thread *release_thread(struct bt_recorder *r)
 {
+	struct bt_thread *busy = NULL, *held = NULL;
 	size_t i;
 
 	for (i = 0; i < r->t->nthreads; i++) {
 		struct bt_thread *th = r->t->threads[i];
 
 		if (th->state != BT_TH_STOPPED || th->exiting ||
-		    th->interrupting || (th->tgid && th->tgid != r->pid))
+		    (th->tgid && th->tgid != r->pid))
 			continue;
 		if (bt_recorder_in(r, th))
 			continue;
-		if (th->why == BT_TS_TRAP || th->why == BT_TS_INTERRUPT ||
-		    (th->why == BT_TS_SIGNAL && !th->sig))
+		if (th->why == BT_TS_SIGNAL && th->sig && th->sig != SIGTRAP) {
+			if (!held && !th->interrupting)
+				held = th;
+			continue;
+		}
+		if (th->why != BT_TS_TRAP && th->why != BT_TS_INTERRUPT &&
+		    th->why != BT_TS_SIGNAL)
+			continue;
+		if (th->why == BT_TS_SIGNAL && th->sig)
+			continue;
+		if (!th->interrupting)
+			return th;
+		if (!busy)
+			busy = th;
+	}
+	if (busy)
+		busy->interrupting = 0;
+	if (busy || held)
+		return busy ? busy : held;
+	for (i = 0; i < r->t->nthreads; i++) {
+		struct bt_thread *th = r->t->threads[i];
+
+		if ((!th->tgid || th->tgid == r->pid) && !bt_recorder_in(r, th) &&
+		    bt_thread_event_out(r->t, th) == 0)
 			return th;
 	}
 	return NULL;

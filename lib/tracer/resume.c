@@ -286,6 +286,44 @@ out:
 	return ret;
 }
 
+int bt_thread_event_out(struct bt_target *t, struct bt_thread *th)
+{
+	siginfo_t si;
+	pid_t who = 0;
+	int status, ret;
+
+	if (th->state != BT_TH_STOPPED || th->why != BT_TS_EVENT ||
+	    !th->interrupting ||
+	    (th->event != PTRACE_EVENT_CLONE && th->event != PTRACE_EVENT_FORK &&
+	     th->event != PTRACE_EVENT_VFORK))
+		return -bte_busy;
+	/* a step: if the interrupt is no longer there, its trap at the
+	 * call's end stops it as soon */
+	ret = bt_thread_restart(th, PTRACE_SINGLESTEP, 0);
+	if (ret < 0)
+		return ret;
+	while ((ret = bt_target_wait(t, th->tid, &who, &status)) == 0)
+		;
+	if (ret < 0)
+		return ret;
+	t->stats.stops++;
+	if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_STOP &&
+	    WSTOPSIG(status) == SIGTRAP) {	/* not a group stop */
+		th->why = BT_TS_INTERRUPT;
+		th->interrupting = 0;
+		return 0;
+	}
+	if (WIFSTOPPED(status) && !(status >> 16) &&
+	    WSTOPSIG(status) == SIGTRAP &&
+	    ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) == 0 && si.si_code > 0) {
+		th->why = BT_TS_TRAP;	/* ours: its step */
+		th->interrupting = 0;
+		return 0;
+	}
+	ret = bt_event_collect(t, th->tid, status);
+	return ret < 0 ? ret : -bte_busy;
+}
+
 static int threads_pending(const struct bt_target *t)
 {
 	size_t i;

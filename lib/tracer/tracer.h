@@ -352,6 +352,17 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 		      int64_t *result);
 
 /*
+ * @th stopped at a clone, fork or vfork event of its own with a
+ * PTRACE_INTERRUPT outstanding (the stop-all of a letting go came while it
+ * made the call): let the call return, which stops it at once, before any
+ * instruction runs (the interrupt's stop, or the trap of a step at the
+ * call's end where none was outstanding any more).  0 with @th stopped
+ * there (BT_TS_INTERRUPT or BT_TS_TRAP: a system call of btrace's can run),
+ * -bte_busy if it is not such a thread, or another stop came (collected).
+ */
+int bt_thread_event_out(struct bt_target *t, struct bt_thread *th);
+
+/*
  * The one place a stopped thread is restarted (strace's ptrace_restart()):
  * ptrace @op (PTRACE_CONT, PTRACE_SINGLESTEP, PTRACE_LISTEN, ...) says
  * how, @sig is the signal delivered (0: none).  The thread's state is the
