@@ -425,12 +425,14 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 {
 	struct rthread *rt = r ? rc_rt_find(r, th) : NULL;
 	struct user_regs_struct regs;
-	uint64_t resend = 0, orig = 0;
+	struct bt_resend resend;
+	uint64_t orig = 0;
 	uint8_t pend = RX_PEND_NONE;
 	int i, sig;
 
 	if (!rt || !rt->in || th->state != BT_TH_STOPPED)
 		return;
+	resend.mask = 0;
 	rc_tcb_check(r, rt);
 	if (bt_thread_regs(th, &regs) == 0 &&
 	    rc_native_out(r, rt, &regs, regs.rip))
@@ -466,8 +468,7 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 			rc_sigs_consumed(r, rt);
 			continue;
 		}
-		if (sig > 0 && sig <= 64)
-			resend |= 1ull << (sig - 1);
+		bt_resend_add(&resend, sig, &si);
 	}
 	if (i == STEP_MAX)
 		goto dead;
@@ -478,8 +479,5 @@ dead:
 	rt->in = 0;
 	rt->sigmask_known = 0;
 out:
-	for (sig = 1; sig <= 64; sig++)
-		if (resend & (1ull << (sig - 1)))
-			syscall(SYS_tgkill, th->tgid ? th->tgid : r->pid,
-				th->tid, sig);
+	bt_resend_flush(&resend, th->tgid ? th->tgid : r->pid, th->tid);
 }

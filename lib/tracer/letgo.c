@@ -71,6 +71,7 @@ static int detach_quiet(struct bt_target *t, struct bt_thread *th, int sig)
 	int status, tries;
 
 	for (tries = 0; tries < 64; tries++) {
+		bt_thread_give_siginfo(th, sig);
 		if (ptrace(PTRACE_DETACH, th->tid, 0, sig) == 0)
 			return 0;
 		if (errno != ESRCH)

@@ -39,8 +39,15 @@ static const char *restart_name(int op)
 	}
 }
 
+void bt_thread_give_siginfo(struct bt_thread *th, int sig)
+{
+	if (sig && th->si.si_signo == sig)
+		ptrace(PTRACE_SETSIGINFO, th->tid, 0, &th->si);
+}
+
 int bt_thread_restart(struct bt_thread *th, int op, int sig)
 {
+	bt_thread_give_siginfo(th, sig);
 	if (ptrace(op, th->tid, 0, (void *)(long)sig) == 0)
 		return 0;
 	return bt_fail(errno == ESRCH ? bte_exited : bte_ptrace, errno,
@@ -233,7 +240,7 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 		      int64_t *result)
 {
 	struct user_regs_struct saved, r;
-	uint64_t resend = 0;
+	struct bt_resend resend = { 0 };
 	int i, ret = 0, sig;
 
 	if (th->interrupting)
@@ -266,8 +273,7 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 			ret = sig;
 			goto out;
 		}
-		if (sig > 0 && sig <= 64)
-			resend |= 1ull << (sig - 1);
+		bt_resend_add(&resend, sig, &si);
 		if (ptrace(PTRACE_GETREGS, th->tid, 0, &r) == 0 &&
 		    r.rip == insn + 2) {
 			*result = (int64_t)r.rax;
@@ -279,11 +285,34 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 out:
 	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
 	/* Signals that came meanwhile are judged at their next stop. */
-	for (sig = 1; sig <= 64; sig++)
-		if (resend & (1ull << (sig - 1)))
-			syscall(SYS_tgkill, bt_thread_tgid(t, th), th->tid,
-				sig);
+	bt_resend_flush(&resend, bt_thread_tgid(t, th), th->tid);
 	return ret;
+}
+
+void bt_resend_add(struct bt_resend *r, int sig, const siginfo_t *si)
+{
+	if (sig <= 0 || sig > 64 || (r->mask & (1ull << (sig - 1))))
+		return;		/* a standard one queued twice is one */
+	r->mask |= 1ull << (sig - 1);
+	r->si[sig - 1] = *si;
+}
+
+void bt_resend_flush(struct bt_resend *r, pid_t tgid, pid_t tid)
+{
+	int sig;
+
+	for (sig = 1; sig <= 64; sig++) {
+		siginfo_t *si = &r->si[sig - 1];
+
+		if (!(r->mask & (1ull << (sig - 1))))
+			continue;
+		if (si->si_signo == sig && si->si_code < 0 &&
+		    si->si_code != SI_TKILL &&
+		    syscall(SYS_rt_tgsigqueueinfo, tgid, tid, sig, si) == 0)
+			continue;
+		syscall(SYS_tgkill, tgid, tid, sig);
+	}
+	r->mask = 0;
 }
 
 int bt_thread_event_out(struct bt_target *t, struct bt_thread *th)

@@ -363,12 +363,20 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 int bt_thread_event_out(struct bt_target *t, struct bt_thread *th);
 
 /*
+ * Before @th is resumed or let go with @sig: the signal goes with the
+ * siginfo it came with (th->si, read at its stop: its sender, sigqueue's
+ * value), not one the kernel makes up for a stop of btrace's it is given
+ * at (the trap of a step that walked the thread out of the translation).
+ */
+void bt_thread_give_siginfo(struct bt_thread *th, int sig);
+
+/*
  * The one place a stopped thread is restarted (strace's ptrace_restart()):
  * ptrace @op (PTRACE_CONT, PTRACE_SINGLESTEP, PTRACE_LISTEN, ...) says
- * how, @sig is the signal delivered (0: none).  The thread's state is the
- * caller's to set.  Returns 0, -bte_exited (errno ESRCH) if the thread is
- * no longer in a ptrace-stop (killed meanwhile: waitpid reports its end),
- * or -bte_ptrace.
+ * how, @sig is the signal delivered (0: none) with its own siginfo
+ * (bt_thread_give_siginfo()).  The thread's state is the caller's to set.
+ * Returns 0, -bte_exited (errno ESRCH) if the thread is no longer in a
+ * ptrace-stop (killed meanwhile: waitpid reports its end), or -bte_ptrace.
  */
 int bt_thread_restart(struct bt_thread *th, int op, int sig);
 /* Stopped @th goes on with @sig, the debugger's choice (loop.c). */
@@ -383,6 +391,23 @@ int bt_thread_resume_signal(struct bt_target *t, struct bt_thread *th,
  * ptrace stop, counted.
  */
 int bt_thread_step(struct bt_target *t, struct bt_thread *th, siginfo_t *si);
+
+/*
+ * Signals that reached a thread while btrace stepped it for its own ends
+ * (a system call of btrace's, a walk out of the recorder's translation):
+ * each is sent again once the steps are done, to be judged at its next
+ * stop.  With the siginfo it came with where the kernel lets another
+ * process queue one (si_code < 0 and not SI_TKILL: sigqueue's value and
+ * sender, a timer's, an AIO's); else (kill(), tgkill(), the kernel's own)
+ * with tgkill, so the sender reads as btrace.
+ */
+struct bt_resend {
+	uint64_t mask;
+	siginfo_t si[64];
+};
+
+void bt_resend_add(struct bt_resend *r, int sig, const siginfo_t *si);
+void bt_resend_flush(struct bt_resend *r, pid_t tgid, pid_t tid);
 
 /*
  * The backend for @o into *@ops (backend.c).  Returns 0, or -bte_nosys /
