@@ -321,10 +321,11 @@ int bt_thread_event_out(struct bt_target *t, struct bt_thread *th)
 	pid_t who = 0;
 	int status, ret;
 
+	/* not a vfork's: its parent waits in the call for a child that is
+	 * stopped, traced */
 	if (th->state != BT_TH_STOPPED || th->why != BT_TS_EVENT ||
 	    !th->interrupting ||
-	    (th->event != PTRACE_EVENT_CLONE && th->event != PTRACE_EVENT_FORK &&
-	     th->event != PTRACE_EVENT_VFORK))
+	    (th->event != PTRACE_EVENT_CLONE && th->event != PTRACE_EVENT_FORK))
 		return -bte_busy;
 	/* a step: if the interrupt is no longer there, its trap at the
 	 * call's end stops it as soon */

@@ -352,7 +352,7 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 		      int64_t *result);
 
 /*
- * @th stopped at a clone, fork or vfork event of its own with a
+ * @th stopped at a clone or fork event of its own with a
  * PTRACE_INTERRUPT outstanding (the stop-all of a letting go came while it
  * made the call): let the call return, which stops it at once, before any
  * instruction runs (the interrupt's stop, or the trap of a step at the

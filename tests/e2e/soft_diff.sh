@@ -11,7 +11,8 @@
 # and softdiff binds its reference to one: e2e/rec_pin), the process trees of rec_filters and
 # rec_tree_fate (compared there, children too), scrub (it walks its own mappings, btrace's
 # among them), programs sized for clocks or ring overflow, exit_race_dyn
-# (its loop runs until a timer's _exit: e2e/run_exit_race), and programs
+# (its loop runs until a timer's _exit: e2e/run_exit_race), sigqueue_count
+# (it computes until its signals came: e2e/run_sigqueue), and programs
 # that do not end by themselves or take more than 0.5 s untraced.
 #
 # The targets are taken in three parts, every third one (SOFT_DIFF_PART 1,
@@ -52,6 +53,9 @@ for prog in "$TARGETS"/*; do
 		continue ;;
 	exit_race_dyn)	# its first thread loops until a timer's _exit
 		echo "skip $name: how long its loop runs is a clock's (e2e/run_exit_race)"
+		continue ;;
+	sigqueue_count)	# computes until a child's signals have come
+		echo "skip $name: how long it computes is its signals' timing (e2e/run_sigqueue)"
 		continue ;;
 	esac
 	t0=$(date +%s%N)
