@@ -240,9 +240,10 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 		      int64_t *result)
 {
 	struct user_regs_struct saved, r;
-	struct bt_resend resend = { 0 };
+	struct bt_resend resend;
 	int i, ret = 0, sig;
 
+	resend.mask = 0;
 	if (th->interrupting)
 		return bt_fail(bte_busy, 0, "thread %d is being interrupted",
 			       th->tid);
