@@ -23,6 +23,8 @@
 #include "cmd.h"
 #include "gdbserver.h"
 #include "opts.h"
+#include "print.h"
+#include "signals.h"
 
 struct gdbserver_args {
 	struct cmd_opts o;	/* --backend, --buffer-size, --soft-mode... */
@@ -36,6 +38,9 @@ struct gdbserver_args {
 };
 
 static struct gs_server *serving;
+/* A signal that would end btrace (signals.h): it lets the process go as
+ * at GDB's going (on_quit()), then exits 128 + the signal. */
+static volatile sig_atomic_t quit_sig;
 
 static int set_attach(struct cmd_opts *o, const char *v)
 {
@@ -209,7 +214,7 @@ static int accept_one(int lfd)
 
 	do
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
+	while (fd < 0 && errno == EINTR && !quit_sig);
 	if (fd < 0) {
 		fprintf(stderr, "btrace: accept: %s\n", strerror(errno));
 		return -1;
@@ -229,6 +234,12 @@ static int accept_one(int lfd)
 static void on_input(int sig)
 {
 	gs_server_input(serving);
+}
+
+static void on_quit(int sig)
+{
+	quit_sig = sig;
+	gs_server_quit(serving);
 }
 
 static void input_signal(int fd)
@@ -355,6 +366,8 @@ static int serve_again(int lfd, int *fd)
 	int ret = GS_END_AWAIT;
 
 	while (ret == GS_END_AWAIT) {
+		if (quit_sig)
+			return GS_END_DISCONNECTED;
 		fprintf(stderr, "Remote side has terminated connection.  "
 			"btrace gdbserver will reopen the connection.\n");
 		close(*fd);
@@ -409,6 +422,14 @@ static int serve(struct gdbserver_args *a, const struct gs_proc *p,
 	case GS_END_EXITED:
 		return 0;
 	case GS_END_DISCONNECTED:
+		if (quit_sig) {
+			char name[16];
+
+			fprintf(stderr, "btrace: %s: process %d let go\n",
+				print_signame(quit_sig, name, sizeof(name)),
+				pid);
+			return 0;
+		}
 		fprintf(stderr, "Remote side has terminated connection.  "
 			"btrace gdbserver will now exit.\n");
 		return 0;
@@ -461,13 +482,17 @@ static int serve_live(struct gdbserver_args *a, int in, int out)
 		ret = spawn_run(a, a->argv, &p, why, sizeof(why));
 	if (ret < 0)
 		return EXIT_FAIL;
-	/* from here on, btrace ends by its own decision only */
-	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * From here on, btrace ends by its own decision only: a signal that
+	 * would end it lets the process go first (Ctrl-C in the terminal is
+	 * GDB's, ignored here).
+	 */
+	cmd_catch_signals(on_quit);
 	signal(SIGINT, SIG_IGN);
 	ret = connect_and_serve(a, &p, &sp, in, out);
 	if (p.ops && !a->handed)
 		spawn_release(a, &p);	/* no connection came */
-	return ret;
+	return quit_sig ? 128 + quit_sig : ret;
 }
 
 static int pm_error(const char *trace, const char *core, int err)

@@ -203,6 +203,14 @@ int gs_serve(struct gs_server *s);
  */
 void gs_server_input(struct gs_server *s);
 
+/*
+ * btrace is to end (a signal that would have ended it): the connection
+ * reads as closed from now on, as if GDB went away (the process is let
+ * go, or killed if launched), and a running target is stopped first.
+ * Async-signal-safe; @s may be NULL.
+ */
+void gs_server_quit(struct gs_server *s);
+
 /* ---- pieces, for tests and the fuzz target ---- */
 
 /*

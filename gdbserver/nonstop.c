@@ -332,7 +332,7 @@ int gs_ns_wait(struct gs_server *s)
 		sigprocmask(SIG_BLOCK, &chld, &old);
 		ready = 0;
 		ret = ns_service(s);
-		if (ret == 0 && gs_conn_pending(&s->conn)) {
+		if (ret == 0 && (gs_conn_pending(&s->conn) || s->conn.quit)) {
 			ready = 1;
 		} else if (ret == 0) {
 			n = ppoll(&pfd, 1, gs_alive(s) ? &tick : NULL, &old);

@@ -324,6 +324,8 @@ static int conn_fill(struct gs_conn *c)
 	ssize_t n;
 
 	for (;;) {
+		if (c->quit)
+			return 0;
 		n = read(c->in, c->rbuf, sizeof(c->rbuf));
 		if (n > 0)
 			break;

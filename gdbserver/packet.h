@@ -13,6 +13,7 @@
  * payloads into frames.  Internal to btrace gdbserver.
  */
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -76,6 +77,7 @@ struct gs_conn {
 	uint8_t rbuf[4096];
 	size_t rpos, rlen;
 	int interrupted;	/* a 0x03 came while waiting for an ack */
+	volatile sig_atomic_t quit;	/* btrace is to end: reads as closed */
 };
 
 void gs_conn_init(struct gs_conn *c, int in, int out);

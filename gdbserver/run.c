@@ -111,6 +111,18 @@ static void run(struct gs_server *s, const struct bt_resume *r, size_t n)
  * GDB's "target remote | cmd") also signals when a large reply drains
  * and it becomes writable.
  */
+void gs_server_quit(struct gs_server *s)
+{
+	int saved = errno;
+
+	if (s) {
+		s->conn.quit = 1;
+		if (s->running && s->ops->interrupt)
+			s->ops->interrupt(s->ctx);
+	}
+	errno = saved;
+}
+
 void gs_server_input(struct gs_server *s)
 {
 	int saved = errno;
