@@ -216,7 +216,9 @@ static int accept_one(int lfd)
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	while (fd < 0 && errno == EINTR && !quit_sig);
 	if (fd < 0) {
-		fprintf(stderr, "btrace: accept: %s\n", strerror(errno));
+		if (!quit_sig)	/* else the signal's own message */
+			fprintf(stderr, "btrace: accept: %s\n",
+				strerror(errno));
 		return -1;
 	}
 	setsockopt(fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
@@ -490,8 +492,15 @@ static int serve_live(struct gdbserver_args *a, int in, int out)
 	cmd_catch_signals(on_quit);
 	signal(SIGINT, SIG_IGN);
 	ret = connect_and_serve(a, &p, &sp, in, out);
-	if (p.ops && !a->handed)
+	if (p.ops && !a->handed) {
 		spawn_release(a, &p);	/* no connection came */
+		if (quit_sig) {
+			char name[16];
+
+			fprintf(stderr, "btrace: %s: the process let go\n",
+				print_signame(quit_sig, name, sizeof(name)));
+		}
+	}
 	return quit_sig ? 128 + quit_sig : ret;
 }
 
