@@ -48,7 +48,7 @@ for prog in "$TARGETS"/*; do
 	fork_filter_dyn|tree_kill)	# trees, compared in their own tests
 		echo "skip $name: a process tree (e2e/rec_filters, e2e/rec_tree_fate)"
 		continue ;;
-	timed|fault_handled)	# sized for clocks and ring overflow
+	timed|fault_handled|fault_late)	# sized for clocks and ring overflow
 		echo "skip $name: too long to single-step (e2e/timeline_time, e2e/run_fault_handled)"
 		continue ;;
 	exit_race_dyn)	# its first thread loops until a timer's _exit
