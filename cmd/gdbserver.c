@@ -244,6 +244,19 @@ static void on_quit(int sig)
 	gs_server_quit(serving);
 }
 
+/* What btrace says when on_quit()'s signal let process @pid go (0: not
+ * known here). */
+static void say_let_go(pid_t pid)
+{
+	char name[16];
+
+	print_signame(quit_sig, name, sizeof(name));
+	if (pid > 0)
+		fprintf(stderr, "btrace: %s: process %d let go\n", name, pid);
+	else
+		fprintf(stderr, "btrace: %s: the process let go\n", name);
+}
+
 static void input_signal(int fd)
 {
 	struct f_owner_ex owner = { F_OWNER_TID, (pid_t)syscall(SYS_gettid) };
@@ -425,11 +438,7 @@ static int serve(struct gdbserver_args *a, const struct gs_proc *p,
 		return 0;
 	case GS_END_DISCONNECTED:
 		if (quit_sig) {
-			char name[16];
-
-			fprintf(stderr, "btrace: %s: process %d let go\n",
-				print_signame(quit_sig, name, sizeof(name)),
-				pid);
+			say_let_go(pid);
 			return 0;
 		}
 		fprintf(stderr, "Remote side has terminated connection.  "
@@ -494,12 +503,8 @@ static int serve_live(struct gdbserver_args *a, int in, int out)
 	ret = connect_and_serve(a, &p, &sp, in, out);
 	if (p.ops && !a->handed) {
 		spawn_release(a, &p);	/* no connection came */
-		if (quit_sig) {
-			char name[16];
-
-			fprintf(stderr, "btrace: %s: the process let go\n",
-				print_signame(quit_sig, name, sizeof(name)));
-		}
+		if (quit_sig)
+			say_let_go(0);
 	}
 	return quit_sig ? 128 + quit_sig : ret;
 }

@@ -49,8 +49,8 @@ static const struct cmd_desc run_desc = {
 
 /*
  * For the handler of the signals that would end btrace (signals.h): the
- * target being traced, or,
- * once it is let go, the pid that a further Ctrl-C is passed on to.
+ * target being traced, or, once it is let go, the pid that a further
+ * Ctrl-C is passed on to.
  */
 static struct bt_target *volatile running;
 static volatile pid_t let_go;

@@ -111,6 +111,15 @@ static void run(struct gs_server *s, const struct bt_resume *r, size_t n)
  * GDB's "target remote | cmd") also signals when a large reply drains
  * and it becomes writable.
  */
+void gs_server_input(struct gs_server *s)
+{
+	int saved = errno;
+
+	if (s && s->running && s->ops->interrupt && peer_stops(s->conn.in))
+		s->ops->interrupt(s->ctx);
+	errno = saved;
+}
+
 void gs_server_quit(struct gs_server *s)
 {
 	int saved = errno;
@@ -120,15 +129,6 @@ void gs_server_quit(struct gs_server *s)
 		if (s->running && s->ops->interrupt)
 			s->ops->interrupt(s->ctx);
 	}
-	errno = saved;
-}
-
-void gs_server_input(struct gs_server *s)
-{
-	int saved = errno;
-
-	if (s && s->running && s->ops->interrupt && peer_stops(s->conn.in))
-		s->ops->interrupt(s->ctx);
 	errno = saved;
 }
 

@@ -166,6 +166,12 @@ int64_t rc_room_map(struct bt_recorder *r, struct bt_thread *th,
  * rings stayed mapped in a process of many threads at most detaches
  * (rec_threads: every one of twenty).
  */
+/* A thread of @r's process, out of its translation. */
+static int own_out(struct bt_recorder *r, struct bt_thread *th)
+{
+	return (!th->tgid || th->tgid == r->pid) && !bt_recorder_in(r, th);
+}
+
 static struct bt_thread *release_thread(struct bt_recorder *r)
 {
 	struct bt_thread *busy = NULL, *held = NULL;
@@ -174,20 +180,15 @@ static struct bt_thread *release_thread(struct bt_recorder *r)
 	for (i = 0; i < r->t->nthreads; i++) {
 		struct bt_thread *th = r->t->threads[i];
 
-		if (th->state != BT_TH_STOPPED || th->exiting ||
-		    (th->tgid && th->tgid != r->pid))
+		if (th->state != BT_TH_STOPPED || th->exiting || !own_out(r, th))
 			continue;
-		if (bt_recorder_in(r, th))
-			continue;
-		if (th->why == BT_TS_SIGNAL && th->sig && th->sig != SIGTRAP) {
-			if (!held && !th->interrupting)
+		if (th->why == BT_TS_SIGNAL && th->sig) {
+			if (th->sig != SIGTRAP && !held && !th->interrupting)
 				held = th;
 			continue;
 		}
 		if (th->why != BT_TS_TRAP && th->why != BT_TS_INTERRUPT &&
 		    th->why != BT_TS_SIGNAL)
-			continue;
-		if (th->why == BT_TS_SIGNAL && th->sig)
 			continue;
 		if (!th->interrupting)
 			return th;
@@ -201,8 +202,7 @@ static struct bt_thread *release_thread(struct bt_recorder *r)
 	for (i = 0; i < r->t->nthreads; i++) {
 		struct bt_thread *th = r->t->threads[i];
 
-		if ((!th->tgid || th->tgid == r->pid) && !bt_recorder_in(r, th) &&
-		    bt_thread_event_out(r->t, th) == 0)
+		if (own_out(r, th) && bt_thread_event_out(r->t, th) == 0)
 			return th;
 	}
 	return NULL;
