@@ -21,11 +21,7 @@ PIDS+=("$bt")
 wait_for "$log" 'attached to process'
 sleep 0.1
 kill -9 "$TPID"
-for i in $(seq 1 100); do
-	kill -0 "$bt" 2>/dev/null || break
-	sleep 0.1
-done
-kill -0 "$bt" 2>/dev/null && fail "btrace hangs after the target was killed"
+gone_within "$bt" || fail "btrace hangs after the target was killed"
 wait "$bt"
 echo "btrace exit status $?"
 cat "$log"

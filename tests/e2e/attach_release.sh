@@ -73,15 +73,10 @@ got=$(tail -n 1 "$WORK/sum.out")
 # still to come, or held with a signal of the program's; the recorder's
 # memory is given back through it (rec_room.c), where before it stayed
 # mapped at most such detaches.  Its workers' stacks come and go, so what
-# is compared is what the recorder maps: the tables and rings (memfds
-# named btrace, from 0x600000000000) and the zones (anonymous, executable).
-ours() {
-	grep -E 'btrace|^6000[0-9a-f]{8}-|^[0-9a-f]+-[0-9a-f]+ ..x. 00000000 00:00 0 *$' \
-		"/proc/$1/maps"
-}
+# is compared is what the recorder maps (recorder_maps).
 start_target thr "$TARGETS/rec_threads" sum 0 500
 sleep 0.1
-ours0=$(ours "$TPID")
+ours0=$(recorder_maps "$TPID")
 for i in $(seq 1 12); do
 	log=$WORK/thr.$i
 	"$BTRACE" attach "$TPID" </dev/null >"$log" 2>&1 &
@@ -89,19 +84,15 @@ for i in $(seq 1 12); do
 	PIDS+=("$bt")
 	wait_for "$log" 'attached to process'
 	sleep 0.$((i % 4 + 1))
-	[ -n "$(ours "$TPID")" ] || fail "threads, cycle $i: no recorder mappings while attached"
+	[ -n "$(recorder_maps "$TPID")" ] || fail "threads, cycle $i: no recorder mappings while attached"
 	kill -INT "$bt"
 	wait "$bt" || { cat "$log"; fail "threads, cycle $i: btrace failed"; }
 	not_traced "$TPID"
-	o=$(ours "$TPID")
+	o=$(recorder_maps "$TPID")
 	[ "$o" = "$ours0" ] || {
 		echo "$o"
 		fail "threads, cycle $i: the recorder's mappings left behind"
 	}
 done
-kill -USR1 "$TPID"
-wait "$TPID" || fail "rec_threads exit status $?"
-set -- $(tail -n 1 "$WORK/thr.out")
-want=$("$TARGETS/rec_threads" sum "$1" 0 | tail -n 1)
-[ "$2" = "$want" ] || fail "rec_threads: sum $2 after $1 rounds, untraced $want"
-echo "12 attaches of rec_threads: none of the recorder's mappings left; $1 rounds, sum as untraced"
+rec_threads_check thr
+echo "12 attaches of rec_threads: none of the recorder's mappings left; $ROUNDS rounds, sum as untraced"

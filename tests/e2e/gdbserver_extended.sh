@@ -59,8 +59,7 @@ expect "$work/att.out" "^Active record target: record-btrace" "attach: no record
 expect "$work/att.out" "^\[Inferior 1 \(process $sp\) detached\]" "no detach"
 expect "$work/att.out" "^TracerPid:[[:space:]]+0$" "still traced after detach"
 expect "$work/att.out" "^\[Inferior 1 \(process $sp\) killed\]" "kill after the second attach"
-for i in $(seq 1 50); do kill -0 $sp 2>/dev/null || break; sleep 0.1; done
-kill -0 $sp 2>/dev/null && fail "the attached process survived kill"
+gone_within $sp 50 || fail "the attached process survived kill"
 wait $sp 2>/dev/null
 
 # 3. No --multi: extended mode with the command line's program; after
@@ -91,8 +90,7 @@ sleep 0.3
 kill -0 $stub 2>/dev/null || { cat "$work/tcp.err"; fail "the --multi stub did not wait for the next GDB"; }
 timeout 120 gdb -nx -batch -ex "target extended-remote 127.0.0.1:$port" \
 	-ex "monitor exit" >"$work/exit.out" 2>&1 </dev/null
-for i in $(seq 1 100); do kill -0 $stub 2>/dev/null || break; sleep 0.1; done
-kill -0 $stub 2>/dev/null && fail "monitor exit did not end the --multi stub"
+gone_within $stub || fail "monitor exit did not end the --multi stub"
 wait $stub
 gdb_clean "$work/tcp.out"
 [ "$(grep -Ec '^\[Inferior 1 \(process [0-9]+\) exited normally\]' "$work/tcp.out")" = 2 ] ||

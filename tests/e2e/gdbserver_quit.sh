@@ -16,23 +16,15 @@ PIDS+=($!)
 bt=
 for i in $(seq 1 100); do
 	bt=$(pgrep -f "^$BTRACE gdbserver --attach $TPID" | head -n 1)
-	[ -n "$bt" ] && grep -q btrace "/proc/$TPID/maps" && break
+	[ -n "$bt" ] && [ -n "$(recorder_maps "$TPID")" ] && break
 	sleep 0.1
 done
 [ -n "$bt" ] || { cat "$WORK/gdb.out"; fail "no btrace gdbserver, or it records nothing"; }
 sleep 0.5	# the threads in the translation
 kill -TERM "$bt"
-for i in $(seq 1 100); do
-	kill -0 "$bt" 2>/dev/null || break
-	sleep 0.1
-done
-kill -0 "$bt" 2>/dev/null && fail "btrace gdbserver still there after SIGTERM"
+gone_within "$bt" || fail "btrace gdbserver still there after SIGTERM"
 not_traced "$TPID"
-! grep btrace "/proc/$TPID/maps" || fail "the recorder's memory left in the process"
+[ -z "$(recorder_maps "$TPID")" ] || fail "the recorder's memory left in the process"
 sleep 0.5	# running on, untraced
-kill -USR1 "$TPID"
-wait "$TPID" || fail "rec_threads exit status $?"
-set -- $(tail -n 1 "$WORK/thr.out")
-want=$("$TARGETS/rec_threads" sum "$1" 0 | tail -n 1)
-[ "$2" = "$want" ] || fail "rec_threads: sum $2 after $1 rounds, untraced $want"
-echo "SIGTERM to btrace gdbserver: process let go, $1 rounds, sum as untraced"
+rec_threads_check thr
+echo "SIGTERM to btrace gdbserver: process let go, $ROUNDS rounds, sum as untraced"

@@ -3,6 +3,26 @@
 . "$TESTDIR/e2e/lib/common.sh"
 WORK=$work
 
+# recorder_maps PID: what the recorder maps into process PID, one line a
+# mapping: the tables and rings (memfds named btrace, from 0x600000000000)
+# and the zones (anonymous, executable).
+recorder_maps() {
+	grep -E 'btrace|^6000[0-9a-f]{8}-|^[0-9a-f]+-[0-9a-f]+ ..x. 00000000 00:00 0 *$' \
+		"/proc/$1/maps"
+}
+
+# rec_threads_check NAME: end the rec_threads started as NAME (SIGUSR1),
+# its sum that of an untraced run of as many rounds; sets ROUNDS.
+rec_threads_check() {
+	local want
+	kill -USR1 "$TPID"
+	wait "$TPID" || fail "rec_threads exit status $?"
+	set -- $(tail -n 1 "$WORK/$1.out")
+	ROUNDS=$1
+	want=$("$TARGETS/rec_threads" sum "$1" 0 | tail -n 1)
+	[ "$2" = "$want" ] || fail "rec_threads: sum $2 after $1 rounds, untraced $want"
+}
+
 # start_target NAME ARGS...: run a target in the background with its
 # output in $WORK/NAME.out; waits for its "ready" line; sets $TPID.
 start_target() {

@@ -51,6 +51,17 @@ branch_pairs() {
 		      for (i = 1; i <= NF; i++) if ($i ~ /^0x/) { print $i " -> " to; break } }'
 }
 
+# gone_within PID [TENTHS]: 0 once process PID is gone, within TENTHS
+# tenths of a second (default 100); 1 if it is still there.
+gone_within() {
+	local i
+	for i in $(seq 1 "${2:-100}"); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	! kill -0 "$1" 2>/dev/null
+}
+
 # The exit status of "$@" run natively, as a shell reports it.
 native_status() {
 	("$@") >/dev/null 2>&1
