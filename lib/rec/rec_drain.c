@@ -147,18 +147,35 @@ static void w_time(struct rec_walker *w, const struct rec_found *f)
 					      f->tag == REC_TIME_SYS_NS);
 }
 
-/* Apply conditionals' @outcomes (REC_TNT's coding); 0, or -1 (a gap). */
-static int w_outcomes(struct rec_walker *w, unsigned outcomes)
+/*
+ * Apply @outcomes (REC_TNT's coding): conditionals', and those of
+ * indirect branches compared with their block's icbit (rec_xlate.h).
+ * 0; 1 if the last is such a branch's not taken, which only a target
+ * record's tag (@ind) holds: its target is that record's, and the walk
+ * stands at its block; -1 if they do not fit the code (a gap).
+ */
+static int w_outcomes(struct rec_walker *w, unsigned outcomes, int ind)
 {
 	int i;
 
 	for (i = (int)rx_pend_count(outcomes) - 1; i >= 0; i--) {
 		const struct rb *b = w_advance(w, 0);
+		int taken = outcomes >> i & 1;
 
-		if (!b || b->term != RB_COND)
+		if (!b)
+			return -1;
+		if ((b->term == RB_IJUMP || b->term == RB_ICALL) && b->icbit) {
+			if (!taken)
+				return i == 0 && ind ? 1 : -1;
+			w_insns(w, b->ninsn);
+			w_branch(w, b, b->icbit, term_kind(b->term));
+			w->pc = b->icbit;
+			continue;
+		}
+		if (b->term != RB_COND)
 			return -1;
 		w_insns(w, b->ninsn);
-		if (outcomes >> i & 1) {
+		if (taken) {
 			w_branch(w, b, b->target, BT_BR_COND);
 			w->pc = b->target;
 		} else {
@@ -172,6 +189,7 @@ static int w_outcomes(struct rec_walker *w, unsigned outcomes)
 static int w_record(struct rec_walker *w, struct rec_found *f)
 {
 	const struct rb *b;
+	int missed;
 
 	if (f->tag == REC_TIME_SYS || f->tag == REC_TIME ||
 	    f->tag == REC_TIME_NS || f->tag == REC_TIME_SYS_NS) {
@@ -200,13 +218,14 @@ static int w_record(struct rec_walker *w, struct rec_found *f)
 			w->pc = f->addr;	/* a place to start from */
 		return 0;
 	}
-	if (w_outcomes(w, f->outcomes) < 0)
+	missed = w_outcomes(w, f->outcomes, f->tag == REC_IND);
+	if (missed < 0)
 		return -1;
 	if (f->tag != REC_IND)
 		return 0;	/* a REC_TNT: outcomes only */
 	b = w_advance(w, 0);
 	if (!b || (b->term != RB_RET && b->term != RB_IJUMP &&
-		   b->term != RB_ICALL))
+		   b->term != RB_ICALL) || !b->icbit != !missed)
 		return -1;
 	w_insns(w, b->ninsn);
 	w_branch(w, b, f->addr, term_kind(b->term));

@@ -63,6 +63,10 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 
 	if (!z)
 		return -bte_nomem;
+	if (!b->ic_fixed) {	/* for good: what a drain knows of it */
+		b->ic_fixed = 1;
+		b->icbit = r->icbit_off ? 0 : rc_ic_guess(r, b);
+	}
 	rc_emit_init(r, &e, z);
 	e.guess = rc_ic_guess;
 	/* the variants only hot code makes are not in profiles */
@@ -115,8 +119,11 @@ int rc_link_patch(struct bt_recorder *r, struct zone *z, uint64_t site,
 		rc_emit_done(r, &e);
 		if (bad)
 			return -bte_nomem;
-		/* in the process before a thread can jump to it */
-		if (rc_zones_flush(r) < 0)
+		/* in the process before a thread can jump to it: at once
+		 * where the site is there already, else with it (a batch's
+		 * links: flushed here, its code's other links would each be
+		 * a write into the process) */
+		if (site < z->base + z->flushed && rc_zones_flush(r) < 0)
 			return -bte_io;
 		d = (int64_t)(e.base - (site + 4));
 	}
@@ -219,9 +226,10 @@ static void ahead_push(struct bt_recorder *r, const struct rb *b, uint8_t p,
 		break;
 	case RB_ICALL:
 	case RB_IJUMP:		/* where its inline cache will point */
-		g = rc_ic_guess(r, b);
+		g = b->icbit ? b->icbit : rc_ic_guess(r, b);
 		if (g && span_overlaps(r, g, g + 1))	/* code, likely */
-			q[(*tail)++] = (struct ahead){ g, RX_PEND_NONE };
+			q[(*tail)++] = (struct ahead){ g, b->icbit ?
+				rx_icbit_pend(p) : RX_PEND_NONE };
 		if (b->term == RB_IJUMP)
 			break;
 		/* fall through */

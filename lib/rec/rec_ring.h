@@ -16,7 +16,10 @@
  *
  *   REC_TNT | o      1 byte   1-6 conditionals' outcomes o: a leading 1,
  *                             then one bit each, oldest first, 1 taken
- *                             (0x82: one not taken, 0x83: one taken)
+ *                             (0x82: one not taken, 0x83: one taken); an
+ *                             outcome may be a jmp/call r/m's that went
+ *                             where its block's icbit says (rec_xlate.h),
+ *                             taken as a conditional is
  *   REC_IND          9 bytes  the target of a ret, jmp r/m or call r/m
  *   REC_IND32        5 bytes  the same, whose high 32 bits are those of the
  *                             thread's last REC_IND (TCB_HI); the tracer
@@ -25,7 +28,10 @@
  *                             a target is whole wherever bits 8-15 of the
  *                             head are 0: a place to decode from in every
  *                             64 KiB of ring
- *   REC_IND_O | o    9 bytes  REC_IND after 1-4 conditionals' outcomes o
+ *   REC_IND_O | o    9 bytes  REC_IND after 1-4 conditionals' outcomes o;
+ *                             the last one not taken where the branch is
+ *                             a jmp/call r/m with an icbit: it went
+ *                             elsewhere, to this target
  *   REC_IND32_O | o  5 bytes  REC_IND32 after them
  *   REC_SYNC         9 bytes  decoding (re)starts at this address
  *   REC_TIME_SYS     9 bytes  the TSC (rdtsc) before the thread's next

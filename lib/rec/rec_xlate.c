@@ -327,9 +327,81 @@ static int emit_cond(const struct rx *x, const struct rb *b,
 }
 
 static int emit_lookup(struct rx_emit *e, const struct rb *b);
+static int lookup_record(struct rx_emit *e);
+static int lookup_probe(struct rx_emit *e);
+
+/*
+ * The jmp/call r/m @b whose target rdx is compared with the one its
+ * block holds for good (rb.icbit, rec_xlate.h): where they match, a
+ * taken outcome carried on into that target's variant, as a taken
+ * conditional's is, and no record; where not, an outcome not taken in
+ * the target record's tag, and the lookup.
+ *
+ *	mov %rcx,%gs:TCB_RCX
+ *	movabs $icbit,%rcx
+ *	not %rcx
+ *	lea 1(%rcx,%rdx),%rcx		0 iff rdx == icbit
+ *	jrcxz hit
+ *	jmp miss
+ * hit:	mov %gs:TCB_RCX,%rcx
+ *	mov %gs:TCB_RDX,%rdx
+ *	(REC_TNT if the outcomes are full)
+ *	jmp rel32			icbit's variant, as a direct link
+ * miss: mov %gs:TCB_RCX,%rcx
+ *	(REC_TNT of those pending if the tag has no room for one more)
+ *	the target recorded, the outcome in its tag; probe
+ */
+static int emit_icbit(const struct rx *x, const struct rb *b,
+		      struct rx_emit *e)
+{
+	uint8_t pend = e->pend;
+	unsigned o;
+	size_t miss;
+	int ret;
+
+	ret = grow(e, 40);
+	if (ret < 0)
+		return ret;
+	gs_mov(e, 0, R_CX, TCB_RCX);
+	put(e, "\x48\xb9", 2);			/* movabs $icbit,%rcx */
+	put64(e, b->icbit);
+	put(e, "\x48\xf7\xd1", 3);		/* not %rcx */
+	put(e, "\x48\x8d\x4c\x11\x01", 5);	/* lea 1(%rcx,%rdx),%rcx */
+	put(e, "\xe3\x05", 2);			/* jrcxz hit */
+	put8(e, 0xe9);				/* jmp miss */
+	miss = e->len;
+	put32(e, 0);
+	gs_mov(e, 1, R_CX, TCB_RCX);		/* hit: */
+	gs_mov(e, 1, R_DX, TCB_RDX);
+	e->pend = rx_icbit_pend(pend);
+	if (e->pend == RX_PEND_NONE) {
+		ret = record_tnt(e, (unsigned)pend << 1 | 1u, 0);
+		if (ret < 0)
+			return ret;
+	}
+	ret = link(e, b->icbit);
+	if (ret == 0)
+		ret = grow(e, 300);
+	if (ret < 0)
+		return ret;
+	memcpy(e->buf + miss, &(int32_t){ (int32_t)(e->len - miss - 4) }, 4);
+	gs_mov(e, 1, R_CX, TCB_RCX);		/* miss: */
+	e->pend = pend;
+	o = (unsigned)pend << 1;
+	if (rx_pend_count(o) > REC_O_MAX) {
+		ret = record_tnt(e, pend, 0);
+		if (ret < 0)
+			return ret;
+		o = (unsigned)RX_PEND_NONE << 1;
+	}
+	e->pend = (uint8_t)o;
+	ret = lookup_record(e);
+	return ret < 0 ? ret : lookup_probe(e);
+}
 
 /* A ret or jmp/call r/m: the target into rdx, then its own lookup. */
-static int emit_indirect(const struct rb *b, struct rx_emit *e)
+static int emit_indirect(const struct rx *x, const struct rb *b,
+			 struct rx_emit *e)
 {
 	const uint8_t *code = b->bytes + (b->end - b->start);
 	size_t len = b->next - b->end;
@@ -363,6 +435,8 @@ static int emit_indirect(const struct rb *b, struct rx_emit *e)
 			if (ret < 0)
 				return ret;
 		}
+		if (b->icbit)
+			return emit_icbit(x, b, e);
 	}
 	return emit_lookup(e, b);
 }
@@ -621,7 +695,7 @@ static int emit_term(const struct rx *x, const struct rb *b,
 	case RB_SYSCALL:
 		return emit_syscall(b, e);
 	default:
-		return emit_indirect(b, e);
+		return emit_indirect(x, b, e);
 	}
 }
 

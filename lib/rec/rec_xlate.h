@@ -147,6 +147,16 @@ struct rb {
 	uint16_t hits, hit_sample;
 	uint8_t hot_samples;
 	uint8_t hot;
+	/*
+	 * A jmp/call r/m through a word of memory (a PLT's GOT slot): the
+	 * target it held when the block was first translated (ic_fixed),
+	 * the same for all its variants and for as long as the block lives,
+	 * so that a drain knows it: reaching it is a taken outcome, carried
+	 * as a conditional's is; any other target is recorded after an
+	 * outcome not taken (rec_xlate.c's emit_icbit).  0: none.
+	 */
+	uint8_t ic_fixed;
+	uint64_t icbit;
 	int dead;		/* its code went away (rec_link.c's invalidation) */
 	uint32_t died;		/* the generation it died in (rec_grave.c) */
 	struct rb *hnext;
@@ -222,6 +232,15 @@ uint8_t rx_cond_pend(const struct rx *x, uint8_t pend, int taken);
 static inline unsigned rx_pend_count(unsigned pend)
 {
 	return 31u - (unsigned)__builtin_clz(pend);
+}
+
+/* An icbit hit's outcome carried on after @pend: as far as hot code
+ * carries (RX_PEND_MAX), cold or not; RX_PEND_NONE: recorded there. */
+static inline uint8_t rx_icbit_pend(uint8_t pend)
+{
+	unsigned p = (unsigned)pend << 1 | 1u;
+
+	return rx_pend_count(p) <= RX_PEND_MAX ? (uint8_t)p : RX_PEND_NONE;
 }
 
 /*

@@ -283,6 +283,7 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 	struct bt_recorder *r = calloc(1, sizeof(*r));
 	const char *stall = getenv("BTRACE_TEST_TABLE_STALL_US");
 	const char *hot = getenv("BTRACE_HOT");
+	const char *icbit = getenv("BTRACE_ICBIT");
 	int ret;
 
 	*out = NULL;
@@ -296,6 +297,7 @@ int bt_recorder_alloc(struct bt_recorder **out, struct bt_target *t,
 	r->tab_unchecked = 1;
 	r->stall_us = stall ? (unsigned)atoi(stall) : 0;
 	r->hot_off = hot && !strcmp(hot, "0");
+	r->icbit_off = icbit && !strcmp(icbit, "0");
 	r->hot_test = getenv("BTRACE_TEST_HOT") != NULL;
 	r->hot_need = rc_hot_samples();
 	rc_profile_init(r);

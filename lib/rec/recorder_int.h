@@ -285,6 +285,7 @@ struct bt_recorder {
 	struct rec_walker hot_w;
 	unsigned hot_wraps, hot_every;
 	int hot_off;			/* BTRACE_HOT=0 */
+	int icbit_off;			/* BTRACE_ICBIT=0: no rb.icbit */
 	int hot_test;			/* BTRACE_TEST_HOT=1 */
 	uint64_t hot_made;		/* blocks translated again */
 	uint64_t hot_insns;		/* instructions walked by a sample */

@@ -34,10 +34,12 @@
  * BASE+11 nop               block E: [11, 14), a system call
  * BASE+12 syscall
  * BASE+14 ret               block F: [14, 15), a return
+ * BASE+15 jmp *0(%rip)      block G: [15, 21), an indirect jump through
+ *                           a word of memory (a PLT's)
  */
 static const uint8_t code[] = {
 	0x48, 0x39, 0xc8, 0x7c, 0x03, 0x90, 0xeb, 0x02, 0x90, 0x90, 0xc3,
-	0x90, 0x0f, 0x05, 0xc3,
+	0x90, 0x0f, 0x05, 0xc3, 0xff, 0x25, 0x00, 0x00, 0x00, 0x00,
 };
 
 static int read_code(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -395,6 +397,67 @@ static void drain_ind32(void **state)
 	ev_branch(f, 5, BASE + 10, BASE, BT_BR_RET);
 }
 
+/* Block G, decoded, holding @icbit as its translation would (rb.icbit). */
+static void g_icbit(struct fixture *f, uint64_t icbit)
+{
+	struct rb *g = (struct rb *)fx_block(f, BASE + 15);
+
+	assert_non_null(g);
+	assert_int_equal(g->term, RB_IJUMP);
+	g->ic_fixed = 1;
+	g->icbit = icbit;
+}
+
+/*
+ * An indirect jump compared with its block's icbit: a hit is a taken
+ * outcome carried as a conditional's is (here in one REC_TNT with the
+ * conditional after it), a miss an outcome not taken in the tag of the
+ * record of its target.
+ */
+static void drain_icbit(void **state)
+{
+	struct fixture *f = *state;
+
+	g_icbit(f, BASE);
+	put_addr(f, REC_SYNC, BASE + 15);
+	put_tnt(f, REC_TNT | 7);	/* G hits: to A; A's taken */
+	put_addr(f, REC_IND, BASE + 15);	/* C's ret, to G */
+	put_addr(f, REC_IND_O | 2, BASE + 11);	/* G misses: to E */
+	assert_int_equal(drain(f, BASE + 12), 0);
+	assert_int_equal(f->nev, 9);
+	ev_insns(f, 0, 1);
+	ev_branch(f, 1, BASE + 15, BASE, BT_BR_IJUMP);
+	ev_insns(f, 2, 2);
+	ev_branch(f, 3, BASE + 3, BASE + 8, BT_BR_COND);
+	ev_insns(f, 4, 3);
+	ev_branch(f, 5, BASE + 10, BASE + 15, BT_BR_RET);
+	ev_insns(f, 6, 1);
+	ev_branch(f, 7, BASE + 15, BASE + 11, BT_BR_IJUMP);
+	ev_insns(f, 8, 1);		/* E's nop, up to the stop */
+}
+
+/*
+ * What the translation never writes does not fit: a miss's outcome
+ * anywhere but last in a target's tag, and a target of G's without it.
+ */
+static void drain_icbit_misfit(void **state)
+{
+	struct fixture *f = *state;
+
+	g_icbit(f, BASE);
+	put_addr(f, REC_SYNC, BASE + 15);
+	put_tnt(f, REC_TNT | 2);	/* a miss in a REC_TNT */
+	put_addr(f, REC_SYNC, BASE + 15);
+	put_addr(f, REC_IND, BASE + 11);	/* a target with no miss */
+	put_addr(f, REC_SYNC, BASE + 15);
+	put_addr(f, REC_IND_O | 5, BASE + 11);	/* a miss, then a hit */
+	assert_int_equal(drain(f, 0), 0);
+	assert_int_equal(f->nev, 3);
+	ev_gap(f, 0, BT_GAP_DECODE);
+	ev_gap(f, 1, BT_GAP_DECODE);
+	ev_gap(f, 2, BT_GAP_DECODE);
+}
+
 /*
  * The ring wraps: the oldest record is overwritten (a gap), decoding
  * restarts at the first target or sync of what is left, and goes on
@@ -593,6 +656,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(drain_wrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(drain_torn, setup, teardown),
 		cmocka_unit_test_setup_teardown(drain_misfit, setup, teardown),
+		cmocka_unit_test_setup_teardown(drain_icbit, setup, teardown),
+		cmocka_unit_test_setup_teardown(drain_icbit_misfit, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(drain_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(drain_long, setup, teardown),
 	};

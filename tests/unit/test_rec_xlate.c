@@ -112,6 +112,7 @@ struct rig {
 };
 
 static struct rig rig;
+static uint64_t rig_icbit;	/* rb.icbit of what rig_translate_pend decodes */
 
 static uint64_t rig_link(void *ctx, uint64_t orig, uint8_t pend,
 			 uint64_t from)
@@ -212,6 +213,8 @@ static uint64_t rig_translate_pend(const uint8_t *bytes, size_t len,
 	rx_set_pend_max(x, pend_max);
 	assert_true(orig == BASE);
 	assert_int_equal(rx_block_decode(x, BASE, read_code, NULL, &c, &b), 0);
+	b.ic_fixed = 1;
+	b.icbit = rig_icbit;
 	rig_emit_init(&e);
 	memset(rig.link_pend, 0, sizeof(rig.link_pend));
 	assert_int_equal(rx_translate(x, &b, pend, &e), 0);
@@ -557,6 +560,51 @@ static void indirect_carries(void **state)
 }
 
 /*
+ * jmp *%rdi whose block holds 0x500000 for good (rb.icbit): a hit is a
+ * taken outcome carried on into 0x500000's variant (beyond what cold code
+ * carries, up to RX_PEND_MAX), nothing recorded and the registers given
+ * back; another target is recorded with an outcome not taken last in its
+ * tag.  Where the outcomes are full, a hit records them all in a REC_TNT
+ * and goes to the variant without, a miss records those before it first.
+ */
+static void indirect_icbit(void **state)
+{
+	static const uint8_t code[] = { 0xff, 0xe7 };	/* jmp *%rdi */
+	uint64_t fn, flags, rdx, t, *entry;
+
+	memset(rig.tables, 0, 2 * RX_TABLE_BYTES);
+	entry = rig.tables + rx_table_index(0, 0x600000) * 2;
+	entry[0] = 0x600000;
+	entry[1] = rig.entry[1];
+	rig_icbit = 0x500000;
+	fn = rig_translate_pend(code, sizeof(code), BASE, 2, 1);
+	assert_int_equal(rig.link_pend[0], 5);	/* "not taken, taken" */
+	rig_reset();
+	assert_int_equal(rig_call2(fn, 0x500000, &flags, &rdx) & 0xff, 1);
+	assert_int_equal(rdx, 0);
+	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb);
+	assert_int_equal(rig_call2(fn, 0x600000, &flags, &rdx) & 0xff, 2);
+	assert_int_equal(rdx, 0);
+	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb - REC_ADDR_LEN);
+	assert_int_equal(ring_head()[0], REC_IND_O | 4);   /* "not, not" */
+	memcpy(&t, ring_head() + 1, 8);
+	assert_int_equal(t, 0x600000);
+
+	fn = rig_translate_pend(code, sizeof(code), BASE, 0x1f, 4);
+	assert_int_equal(rig.link_pend[0], RX_PEND_NONE);
+	rig_reset();
+	assert_int_equal(rig_call(fn, 0x500000, &flags) & 0xff, 1);
+	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb - 1);
+	assert_int_equal(ring_head()[0], REC_TNT | 0x3f);
+	assert_int_equal(rig_call(fn, 0x600000, &flags) & 0xff, 2);
+	assert_int_equal(ring_head(), (const uint8_t *)rig.tcb - 2 - REC_ADDR_LEN);
+	assert_int_equal(ring_head()[0], REC_IND_O | 2);
+	assert_int_equal(ring_head()[REC_ADDR_LEN], REC_TNT | 0x1f);
+	rig_icbit = 0;
+	(void)state;
+}
+
+/*
  * A block that cannot carry outcomes (it ends in a system call) records
  * them first, then goes on as its translation without any.
  */
@@ -644,6 +692,7 @@ int main(void)
 		cmocka_unit_test(indirect_inline_cache),
 		cmocka_unit_test(cond_carries),
 		cmocka_unit_test(indirect_carries),
+		cmocka_unit_test(indirect_icbit),
 		cmocka_unit_test(stub_records),
 		cmocka_unit_test(body_run),
 	};
