@@ -9,6 +9,8 @@
  * through the index of links by original), so a cache never leads into
  * code that went away.
  */
+#include <string.h>
+
 #include "btrace/error.h"
 #include "internal.h"
 #include "rec/recorder_int.h"
@@ -45,6 +47,25 @@ uint64_t rc_ic_guess(void *ctx, const struct rb *b)
 			 b->next);
 	if (!at || rc_mem_read(r, at, &target, 8) < 0)
 		return 0;
+	return target;
+}
+
+/*
+ * What @b's block holds for good as its icbit (rec_xlate.h): the word its
+ * operand points at now, unless that is a lazily bound PLT slot not bound
+ * yet (its word leads to the PLT's own push $n, with or without endbr64
+ * before it): the first call changes it, and every call after would miss.
+ */
+uint64_t rc_icbit_guess(struct bt_recorder *r, const struct rb *b)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	uint64_t target = rc_ic_guess(r, b);
+	uint8_t code[5];
+
+	if (!target || rc_mem_read(r, target, code, sizeof(code)) < 0)
+		return target;
+	if (code[memcmp(code, endbr64, sizeof(endbr64)) ? 0 : 4] == 0x68)
+		return 0;	/* push $imm32 */
 	return target;
 }
 

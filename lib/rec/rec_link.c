@@ -65,7 +65,7 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 		return -bte_nomem;
 	if (!b->ic_fixed) {	/* for good: what a drain knows of it */
 		b->ic_fixed = 1;
-		b->icbit = r->icbit_off ? 0 : rc_ic_guess(r, b);
+		b->icbit = r->icbit_off ? 0 : rc_icbit_guess(r, b);
 	}
 	rc_emit_init(r, &e, z);
 	e.guess = rc_ic_guess;

@@ -417,6 +417,7 @@ int64_t rc_room_map(struct bt_recorder *r, struct bt_thread *th,
 
 /* rec_ibl.c: inline caches of indirect jumps and calls */
 uint64_t rc_ic_guess(void *ctx, const struct rb *b);
+uint64_t rc_icbit_guess(struct bt_recorder *r, const struct rb *b);
 int rc_ic_link_batch(struct bt_recorder *r, const size_t *mark);
 void rc_ic_learn(struct bt_recorder *r, struct rthread *rt, uint64_t probe,
 		 uint64_t target);
