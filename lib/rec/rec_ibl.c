@@ -52,7 +52,9 @@ uint64_t rc_ic_guess(void *ctx, const struct rb *b)
 
 /*
  * What @b's block holds for good as its icbit (rec_xlate.h): the word its
- * operand points at now, unless that is a lazily bound PLT slot not bound
+ * operand points at now, if that is traced code (a hit is a direct link:
+ * to untraced code it would stop each time, where the lookup's native
+ * exit does not, rec_native.c), and not a lazily bound PLT slot not bound
  * yet (its word leads to the PLT's own push $n, with or without endbr64
  * before it): the first call changes it, and every call after would miss.
  */
@@ -62,7 +64,9 @@ uint64_t rc_icbit_guess(struct bt_recorder *r, const struct rb *b)
 	uint64_t target = rc_ic_guess(r, b);
 	uint8_t code[5];
 
-	if (!target || rc_mem_read(r, target, code, sizeof(code)) < 0)
+	if (!target || !r->host.translatable(r->t, target))
+		return 0;
+	if (rc_mem_read(r, target, code, sizeof(code)) < 0)
 		return target;
 	if (code[memcmp(code, endbr64, sizeof(endbr64)) ? 0 : 4] == 0x68)
 		return 0;	/* push $imm32 */

@@ -58,6 +58,23 @@ assert "compare" in json.dumps(br[-1]), br[-1]
 assert doc["stats"]["branches"] < 50, doc["stats"]
 print("ok   btrace run --only qsort_dyn:", doc["stats"])
 PY
+# PLT slots bound before main (LD_BIND_NOW: a program linked -z now): a
+# call through one into untraced code leaves by the lookup's native exit,
+# as a lazily bound one does, not by a stop at each call (the recorder's
+# icbit is for traced targets only): the same stops, and the history holds
+LD_BIND_NOW=1 softdiff_check -m record -o libc_heavy_dyn -- "$h" 3 4096
+for now in "" 1; do
+	LD_BIND_NOW=$now "$BTRACE" run --soft-mode record --only libc_heavy_dyn \
+		--json -o "$work/now$now.json" -- "$h" 40 4096 >/dev/null 2>&1
+done
+python3 - "$work/now.json" "$work/now1.json" <<'PY' ||
+import json, sys
+lazy, now = (json.load(open(f))["stats"]["stops"] for f in sys.argv[1:3])
+assert lazy > 40 and now < lazy + 20, (lazy, now)
+print("ok   --only, PLT bound before main: %d stops, %d lazily bound" % (now, lazy))
+PY
+	{ echo "FAIL --only with LD_BIND_NOW"; fails=$((fails + 1)); }
+
 # --until in an untraced library: native code meets the breakpoint
 out=$("$BTRACE" run --soft-mode record --only qsort_dyn --until qsort --last 3 -- "$q" 2>&1)
 if echo "$out" | grep -q '^stop: breakpoint 1' && echo "$out" | grep -q '=> .* qsort '; then
