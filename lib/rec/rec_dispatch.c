@@ -432,7 +432,7 @@ void bt_recorder_leave(struct bt_recorder *r, struct bt_thread *th)
 
 	if (!rt || !rt->in || th->state != BT_TH_STOPPED)
 		return;
-	resend.mask = 0;
+	bt_resend_init(&resend);
 	rc_tcb_check(r, rt);
 	if (bt_thread_regs(th, &regs) == 0 &&
 	    rc_native_out(r, rt, &regs, regs.rip))

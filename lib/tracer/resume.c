@@ -243,7 +243,7 @@ int bt_thread_syscall(struct bt_target *t, struct bt_thread *th,
 	struct bt_resend resend;
 	int i, ret = 0, sig;
 
-	resend.mask = 0;
+	bt_resend_init(&resend);
 	if (th->interrupting)
 		return bt_fail(bte_busy, 0, "thread %d is being interrupted",
 			       th->tid);
@@ -290,30 +290,47 @@ out:
 	return ret;
 }
 
+void bt_resend_init(struct bt_resend *r)
+{
+	r->mask = 0;
+	r->nmore = 0;
+}
+
 void bt_resend_add(struct bt_resend *r, int sig, const siginfo_t *si)
 {
-	if (sig <= 0 || sig > 64 || (r->mask & (1ull << (sig - 1))))
-		return;		/* a standard one queued twice is one */
-	r->mask |= 1ull << (sig - 1);
-	r->si[sig - 1] = *si;
+	if (sig <= 0 || sig > 64)
+		return;
+	if (!(r->mask & (1ull << (sig - 1)))) {
+		r->mask |= 1ull << (sig - 1);
+		r->si[sig - 1] = *si;
+	} else if (sig >= 32 && r->nmore < BT_RESEND_MORE) {
+		r->more[r->nmore] = *si;	/* real-time: queued again */
+		r->more[r->nmore++].si_signo = sig;
+	}			/* a standard one queued twice is one */
+}
+
+static void resend_one(pid_t tgid, pid_t tid, int sig, siginfo_t *si)
+{
+	if (si->si_signo == sig && si->si_code < 0 && si->si_code != SI_TKILL &&
+	    syscall(SYS_rt_tgsigqueueinfo, tgid, tid, sig, si) == 0)
+		return;
+	syscall(SYS_tgkill, tgid, tid, sig);
 }
 
 void bt_resend_flush(struct bt_resend *r, pid_t tgid, pid_t tid)
 {
+	unsigned i;
 	int sig;
 
 	for (sig = 1; sig <= 64; sig++) {
-		siginfo_t *si = &r->si[sig - 1];
-
 		if (!(r->mask & (1ull << (sig - 1))))
 			continue;
-		if (si->si_signo == sig && si->si_code < 0 &&
-		    si->si_code != SI_TKILL &&
-		    syscall(SYS_rt_tgsigqueueinfo, tgid, tid, sig, si) == 0)
-			continue;
-		syscall(SYS_tgkill, tgid, tid, sig);
+		resend_one(tgid, tid, sig, &r->si[sig - 1]);
+		for (i = 0; i < r->nmore; i++)
+			if (r->more[i].si_signo == sig)
+				resend_one(tgid, tid, sig, &r->more[i]);
 	}
-	r->mask = 0;
+	bt_resend_init(r);
 }
 
 int bt_thread_event_out(struct bt_target *t, struct bt_thread *th)

@@ -396,16 +396,24 @@ int bt_thread_step(struct bt_target *t, struct bt_thread *th, siginfo_t *si);
  * Signals that reached a thread while btrace stepped it for its own ends
  * (a system call of btrace's, a walk out of the recorder's translation):
  * each is sent again once the steps are done, to be judged at its next
- * stop.  With the siginfo it came with where the kernel lets another
+ * stop: a standard one once however often it came (the kernel keeps one
+ * pending), a real-time one as often as it came, in order.  With the siginfo it came with where the kernel lets another
  * process queue one (si_code < 0 and not SI_TKILL: sigqueue's value and
  * sender, a timer's, an AIO's); else (kill(), tgkill(), the kernel's own)
  * with tgkill, so the sender reads as btrace.
  */
+#define BT_RESEND_MORE	16
+
 struct bt_resend {
 	uint64_t mask;
 	siginfo_t si[64];
+	/* a real-time signal is queued as often as it was sent: each
+	 * instance after its first, in order (BT_RESEND_MORE at most) */
+	siginfo_t more[BT_RESEND_MORE];
+	unsigned nmore;
 };
 
+void bt_resend_init(struct bt_resend *r);
 void bt_resend_add(struct bt_resend *r, int sig, const siginfo_t *si);
 void bt_resend_flush(struct bt_resend *r, pid_t tgid, pid_t tid);
 

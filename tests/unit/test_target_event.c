@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "btrace/btrace.h"
@@ -115,6 +116,70 @@ static void event_exit_reported(void **state)
 	bt_target_free(t);
 }
 
+/*
+ * Signals btrace took while it stepped a thread, sent again: a standard
+ * one once however often it came, a real-time one as often as it came,
+ * each with its value, in order (a child that blocks them counts what it
+ * finds pending).
+ */
+static void resend_realtime_each(void **state)
+{
+	int ready[2], sent[2], status;
+	const int rt = SIGRTMIN + 1;
+	struct bt_resend r;
+	siginfo_t si;
+	sigset_t set;
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(sent), 0);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, rt);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		const struct timespec none = { 0, 0 };
+		int want[][2] = { { SIGUSR1, -1 }, { rt, 1 }, { rt, 2 } };
+		int n = 0;
+
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		if (write(ready[1], "r", 1) != 1 || read(sent[0], &c, 1) != 1)
+			_exit(10);
+		while (sigtimedwait(&set, &si, &none) > 0) {
+			if (n == 3 || si.si_signo != want[n][0] ||
+			    (want[n][1] >= 0 &&
+			     si.si_value.sival_int != want[n][1]))
+				_exit(20 + n);
+			n++;
+		}
+		_exit(n == 3 ? 0 : 30 + n);
+	}
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	bt_resend_init(&r);
+	memset(&si, 0, sizeof(si));
+	si.si_signo = rt;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_int = 1;
+	bt_resend_add(&r, rt, &si);
+	si.si_value.sival_int = 2;
+	bt_resend_add(&r, rt, &si);
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGUSR1;
+	si.si_code = SI_USER;
+	bt_resend_add(&r, SIGUSR1, &si);
+	bt_resend_add(&r, SIGUSR1, &si);
+	bt_resend_flush(&r, pid, pid);
+	assert_int_equal(write(sent[1], "s", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -122,6 +187,7 @@ int main(void)
 		cmocka_unit_test(restart_signal),
 		cmocka_unit_test(event_read_nothing),
 		cmocka_unit_test(event_exit_reported),
+		cmocka_unit_test(resend_realtime_each),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
