@@ -5,6 +5,7 @@
 /* Helpers shared inside the library; not part of the public API. */
 
 #include <stddef.h>
+#include <stdio.h>
 
 /*
  * Record the cause of a failure and return -@err (whatever the sign of
@@ -18,6 +19,17 @@ int bt_fail(int err, int saved_errno, const char *fmt, ...)
 int bt_errno_to_bte(int e);
 
 #define BT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * lib/fd.c: open(), always O_CLOEXEC, and fopen(), where descriptors may
+ * run out: on EMFILE or ENFILE the hook set by bt_fd_spare_set() gives
+ * one up (0) and the open is tried again.  bt_fd_ran_out(errno): 1 if it
+ * gave one up (try again).
+ */
+void bt_fd_spare_set(int (*spare)(void));
+int bt_fd_ran_out(int e);
+int bt_open(const char *path, int flags);
+FILE *bt_fopen(const char *path, const char *mode);
 
 /*
  * lib/mem.c: arrays that grow with what the program runs, from 256 KiB up

@@ -31,7 +31,7 @@ static int open_regular(const char *file)
 
 	if (stat(file, &st) || !S_ISREG(st.st_mode))
 		return -1;
-	return open(file, O_RDONLY | O_CLOEXEC);
+	return bt_open(file, O_RDONLY);
 }
 
 /* The NT_GNU_BUILD_ID note of ELF file @file, if it has one. */
@@ -193,7 +193,7 @@ static int maps_read(pid_t pid, struct bt_maps *maps, int ids)
 		snprintf(file, sizeof(file), "/proc/%d/maps", (int)pid);
 	else
 		snprintf(file, sizeof(file), "/proc/self/maps");
-	f = fopen(file, "re");
+	f = bt_fopen(file, "re");
 	if (!f)
 		return bt_fail(bt_errno_to_bte(errno), errno, "open(%s)", file);
 	ret = maps_parse(f, pid, maps, ids);
@@ -221,7 +221,7 @@ unsigned long long bt_maps_size(int pid)
 	int fd;
 
 	snprintf(file, sizeof(file), "/proc/%d/statm", (int)pid);
-	fd = open(file, O_RDONLY | O_CLOEXEC);
+	fd = bt_open(file, O_RDONLY);
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);

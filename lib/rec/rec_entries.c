@@ -152,7 +152,7 @@ uint64_t rec_auxv_entry(pid_t pid)
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = bt_open(path, O_RDONLY);
 	if (fd < 0)
 		return 0;
 	while (read(fd, av, sizeof(av)) == (ssize_t)sizeof(av) && av[0])

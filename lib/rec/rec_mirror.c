@@ -64,7 +64,7 @@ void rc_mirror_map(struct bt_recorder *r, struct bt_thread *th)
 		return;
 	/* the thread's own file table (a vfork child has one of its own) */
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)th->tid, (int)fd);
-	tfd = open(path, O_RDWR | O_CLOEXEC);
+	tfd = bt_open(path, O_RDWR);
 	if (tfd >= 0) {
 		map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, tfd,
 			   0);

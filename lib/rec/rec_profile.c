@@ -167,7 +167,7 @@ static int prof_read(const char *path, uint32_t **out, uint8_t **age,
 	uint8_t *a = NULL;
 	struct stat st;
 	size_t i;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = bt_open(path, O_RDONLY);
 
 	*out = NULL;
 	if (age)
@@ -409,7 +409,7 @@ static void prof_write(const char *path, const uint64_t *v, size_t n,
 	free(oage);
 	h.n = (uint32_t)(k < PROF_MAX ? k : PROF_MAX);
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	f = all && age ? fopen(tmp, "we") : NULL;
+	f = all && age ? bt_fopen(tmp, "we") : NULL;
 	if (f && fwrite(&h, sizeof(h), 1, f) == 1 &&
 	    fwrite(all, sizeof(*all), h.n, f) == h.n &&
 	    fwrite(age, 1, h.n, f) == h.n && fclose(f) == 0) {

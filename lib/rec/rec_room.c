@@ -94,7 +94,7 @@ static uint64_t (*maps_used(pid_t pid, size_t *n))[2]
 
 	*n = 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
+	f = bt_fopen(path, "re");
 	if (!f)
 		return NULL;
 	while (fgets(line, sizeof(line), f)) {

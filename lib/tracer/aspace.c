@@ -29,6 +29,8 @@ struct bt_bp {
 struct bt_aspace {
 	pid_t pid;
 	int fd;			/* /proc/PID/mem, -1 until used */
+	uint64_t used;		/* when fd was last used (fd_clock) */
+	struct bt_aspace *next_all;	/* all_as */
 	struct bt_bp *bp;
 	size_t nbp, cap;	/* cap: 0 or a power of two */
 	uint64_t version;
@@ -36,6 +38,19 @@ struct bt_aspace {
 	int via_task;		/* fd opened through a thread, not the leader */
 	int lifted_all;		/* no int3 written: a vfork child runs */
 };
+
+/*
+ * Every address space, so that where file descriptors run out (a tree of
+ * processes under `ulimit -n 16`, each one's /proc/PID/mem kept open)
+ * the one used longest ago gives its descriptor up: it opens its file
+ * again when next used (mem_open).  Before, the open failed, and a
+ * followed child whose recorder could not be set up was run its host's
+ * way out of a translation it was already in: it crashed.
+ */
+static struct bt_aspace *all_as;
+static uint64_t fd_clock;
+
+static int spare_any(void);
 
 int bt_aspace_alloc(pid_t pid, struct bt_aspace **out)
 {
@@ -46,18 +61,58 @@ int bt_aspace_alloc(pid_t pid, struct bt_aspace **out)
 		return bt_fail(bte_nomem, errno, "address space of %d", pid);
 	as->pid = pid;
 	as->fd = -1;
+	bt_fd_spare_set(spare_any);	/* lib/fd.c's opens too */
+	as->next_all = all_as;
+	all_as = as;
 	*out = as;
 	return 0;
 }
 
 void bt_aspace_free(struct bt_aspace *as)
 {
+	struct bt_aspace **pp;
+
 	if (!as)
 		return;
+	for (pp = &all_as; *pp && *pp != as; pp = &(*pp)->next_all)
+		;
+	if (*pp)
+		*pp = as->next_all;
 	if (as->fd >= 0)
 		close(as->fd);
 	free(as->bp);
 	free(as);
+}
+
+int bt_fd_spare(const struct bt_aspace *keep)
+{
+	struct bt_aspace *as, *lru = NULL;
+
+	for (as = all_as; as; as = as->next_all)
+		if (as != keep && as->fd >= 0 && (!lru || as->used < lru->used))
+			lru = as;
+	if (!lru)
+		return -1;
+	close(lru->fd);
+	lru->fd = -1;
+	return 0;
+}
+
+static int spare_any(void)
+{
+	return bt_fd_spare(NULL);
+}
+
+/* open(@path) for @as, a descriptor of another space given up where
+ * they ran out. */
+static int fd_open(struct bt_aspace *as, const char *path)
+{
+	int fd;
+
+	while ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0 &&
+	       (errno == EMFILE || errno == ENFILE) && bt_fd_spare(as) == 0)
+		;
+	return fd;
 }
 
 pid_t bt_aspace_pid(const struct bt_aspace *as)
@@ -83,7 +138,9 @@ static int mem_open_task(struct bt_aspace *as, int e)
 	as->fd = -1;
 	as->via_task = 1;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)as->pid);
-	dir = opendir(path);
+	while (!(dir = opendir(path)) && (errno == EMFILE || errno == ENFILE) &&
+	       bt_fd_spare(as) == 0)
+		;
 	while (dir && as->fd < 0 && (de = readdir(dir))) {
 		int tid = atoi(de->d_name);
 
@@ -91,7 +148,7 @@ static int mem_open_task(struct bt_aspace *as, int e)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem",
 			 (int)as->pid, tid);
-		as->fd = open(path, O_RDWR | O_CLOEXEC);
+		as->fd = fd_open(as, path);
 	}
 	if (dir)
 		closedir(dir);
@@ -109,11 +166,12 @@ static int mem_open(struct bt_aspace *as)
 {
 	char path[64];
 
+	as->used = ++fd_clock;
 	if (as->fd >= 0)
 		return 0;
 	as->via_task = 0;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)as->pid);
-	as->fd = open(path, O_RDWR | O_CLOEXEC);
+	as->fd = fd_open(as, path);
 	return as->fd >= 0 ? 0 : mem_open_task(as, errno);
 }
 

@@ -174,7 +174,7 @@ static void stop_fill_siginfo(const struct bt_thread *th,
 	if (si->si_code == SI_QUEUE)
 		stop->value = (int64_t)(intptr_t)si->si_value.sival_ptr;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)si->si_pid);
-	fd = si->si_pid > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	fd = si->si_pid > 0 ? bt_open(path, O_RDONLY) : -1;
 	if (fd < 0)
 		return;
 	n = read(fd, stop->sender_comm, sizeof(stop->sender_comm) - 1);

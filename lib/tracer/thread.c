@@ -302,7 +302,7 @@ int bt_proc_status(pid_t pid, pid_t tid, const char *key, char *buf,
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
 	else
 		snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
+	f = bt_fopen(path, "re");
 	if (!f)
 		return bt_errno_to_bte(errno);
 	while (fgets(line, sizeof(line), f)) {
