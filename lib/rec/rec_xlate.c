@@ -359,7 +359,7 @@ static int emit_icbit(const struct rx *x, const struct rb *b,
 	size_t miss;
 	int ret;
 
-	ret = grow(e, 40);
+	ret = grow(e, 64);	/* up to the hit's REC_TNT or link */
 	if (ret < 0)
 		return ret;
 	gs_mov(e, 0, R_CX, TCB_RCX);
@@ -380,8 +380,9 @@ static int emit_icbit(const struct rx *x, const struct rb *b,
 			return ret;
 	}
 	ret = link(e, b->icbit);
-	if (ret == 0)
-		ret = grow(e, 300);
+	if (ret == 0)	/* the miss: a load, a REC_TNT, emit_lookup's less
+			   its cache */
+		ret = grow(e, 9 + 60 + 280);
 	if (ret < 0)
 		return ret;
 	memcpy(e->buf + miss, &(int32_t){ (int32_t)(e->len - miss - 4) }, 4);
