@@ -86,10 +86,15 @@ void bt_aspace_free(struct bt_aspace *as)
 
 int bt_fd_spare(const struct bt_aspace *keep)
 {
-	struct bt_aspace *as, *lru = NULL;
+	struct bt_aspace *as, *lru = NULL, *last = NULL;
 
+	/* a caller may hold the number of the one used last */
 	for (as = all_as; as; as = as->next_all)
-		if (as != keep && as->fd >= 0 && (!lru || as->used < lru->used))
+		if (as->fd >= 0 && (!last || as->used > last->used))
+			last = as;
+	for (as = all_as; as; as = as->next_all)
+		if (as != keep && as != last && as->fd >= 0 &&
+		    (!lru || as->used < lru->used))
 			lru = as;
 	if (!lru)
 		return -1;
