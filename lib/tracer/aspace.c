@@ -40,15 +40,16 @@ struct bt_aspace {
 };
 
 /*
- * Every address space, so that where file descriptors run out (a tree of
+ * Every address space of this thread's targets (a target is used from one
+ * thread: target.h), so that where file descriptors run out (a tree of
  * processes under `ulimit -n 16`, each one's /proc/PID/mem kept open)
  * the one used longest ago gives its descriptor up: it opens its file
- * again when next used (mem_open).  Before, the open failed, and a
- * followed child whose recorder could not be set up was run its host's
- * way out of a translation it was already in: it crashed.
+ * again when next used (mem_open).  Never another thread's: it may be
+ * reading through it.  Before, an open failed there, a followed child's
+ * recorder was not made, and the child crashed (e2e/rec_fd_limit).
  */
-static struct bt_aspace *all_as;
-static uint64_t fd_clock;
+static __thread struct bt_aspace *all_as;
+static __thread uint64_t fd_clock;
 
 static int spare_any(void);
 
