@@ -64,11 +64,6 @@ int bt_session_quit_requested(void)
 	return sig_quit != 0;
 }
 
-void sig_block(sigset_t *old)
-{
-	cmd_block_signals(old);
-}
-
 /* ---- symbols, code and the history cache ---- */
 
 static ssize_t sess_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)

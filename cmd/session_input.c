@@ -20,6 +20,7 @@
 #include "cmd.h"
 #include "session.h"
 #include "session_int.h"
+#include "signals.h"
 
 #define SESS_PROMPT "(btrace) "
 #define SESS_HISTORY_MAX 1000
@@ -368,7 +369,7 @@ static char *read_tty(void)
 	rl_have = 0;
 	rl_callback_handler_install(SESS_PROMPT, rl_on_line);
 	while (!rl_have) {
-		sig_block(&old);
+		cmd_block_signals(&old);
 		if (sig_quit) {
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			rl_callback_handler_remove();
@@ -426,7 +427,7 @@ static char *read_plain(void)
 		}
 		if (eof)
 			return NULL;
-		sig_block(&old);
+		cmd_block_signals(&old);
 		FD_ZERO(&fds);
 		FD_SET(STDIN_FILENO, &fds);
 		r = sig_quit ? -1 : pselect(STDIN_FILENO + 1, &fds, NULL, NULL,

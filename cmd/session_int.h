@@ -80,8 +80,6 @@ struct sess_cmd {
 extern volatile sig_atomic_t sig_quit;	 /* the signal that asked to quit */
 extern volatile sig_atomic_t sig_cancel; /* SIGINT at the prompt */
 extern volatile sig_atomic_t sig_prompt; /* waiting at a terminal prompt */
-/* Block SIGINT, SIGTERM and SIGHUP; the mask before into @old. */
-void sig_block(sigset_t *old);
 
 /* session.c: symbols, code, the history cache, output */
 struct bt_symtab *sess_symtab(struct bt_session *s);

@@ -149,6 +149,12 @@ int64_t rc_room_map(struct bt_recorder *r, struct bt_thread *th,
 	return -bte_nomem;
 }
 
+/* A thread of @r's process, out of its translation. */
+static int own_out(struct bt_recorder *r, struct bt_thread *th)
+{
+	return (!th->tgid || th->tgid == r->pid) && !bt_recorder_in(r, th);
+}
+
 /*
  * A thread of the process stopped where a system call of ours can run
  * and leave no trace: out of its translation, at a trap, an interrupt or
@@ -166,12 +172,6 @@ int64_t rc_room_map(struct bt_recorder *r, struct bt_thread *th,
  * rings stayed mapped in a process of many threads at most detaches
  * (rec_threads: every one of twenty).
  */
-/* A thread of @r's process, out of its translation. */
-static int own_out(struct bt_recorder *r, struct bt_thread *th)
-{
-	return (!th->tgid || th->tgid == r->pid) && !bt_recorder_in(r, th);
-}
-
 static struct bt_thread *release_thread(struct bt_recorder *r)
 {
 	struct bt_thread *busy = NULL, *held = NULL;

@@ -327,8 +327,6 @@ static int emit_cond(const struct rx *x, const struct rb *b,
 }
 
 static int emit_lookup(struct rx_emit *e, const struct rb *b);
-static int lookup_record(struct rx_emit *e);
-static int lookup_probe(struct rx_emit *e);
 
 /*
  * The jmp/call r/m @b whose target rdx is compared with the one its
@@ -349,7 +347,8 @@ static int lookup_probe(struct rx_emit *e);
  *	jmp rel32			icbit's variant, as a direct link
  * miss: mov %gs:TCB_RCX,%rcx
  *	(REC_TNT of those pending if the tag has no room for one more)
- *	the target recorded, the outcome in its tag; probe
+ *	the target recorded, the outcome in its tag; probe (emit_lookup,
+ *	without an inline cache)
  */
 static int emit_icbit(const struct rx *x, const struct rb *b,
 		      struct rx_emit *e)
@@ -380,9 +379,9 @@ static int emit_icbit(const struct rx *x, const struct rb *b,
 			return ret;
 	}
 	ret = link(e, b->icbit);
-	if (ret == 0)	/* the miss: a load, a REC_TNT, emit_lookup's less
-			   its cache */
-		ret = grow(e, 9 + 60 + 280);
+	if (ret == 0)	/* the miss's load (record_tnt and emit_lookup
+			   check their own) */
+		ret = grow(e, 9);
 	if (ret < 0)
 		return ret;
 	memcpy(e->buf + miss, &(int32_t){ (int32_t)(e->len - miss - 4) }, 4);
@@ -396,8 +395,7 @@ static int emit_icbit(const struct rx *x, const struct rb *b,
 		o = (unsigned)RX_PEND_NONE << 1;
 	}
 	e->pend = (uint8_t)o;
-	ret = lookup_record(e);
-	return ret < 0 ? ret : lookup_probe(e);
+	return emit_lookup(e, b);
 }
 
 /* A ret or jmp/call r/m: the target into rdx, then its own lookup. */
@@ -866,7 +864,7 @@ static int emit_lookup(struct rx_emit *e, const struct rb *b)
 	ret = grow(e, 280 + RX_IC_LEN);
 	if (ret == 0)
 		ret = lookup_record(e);
-	if (ret == 0 && b->term != RB_RET)
+	if (ret == 0 && b->term != RB_RET && !b->icbit)	/* emit_icbit's */
 		ret = rx_emit_ic(e, b);
 	if (ret == 0)
 		ret = lookup_probe(e);

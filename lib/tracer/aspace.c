@@ -51,7 +51,7 @@ struct bt_aspace {
 static __thread struct bt_aspace *all_as;
 static __thread uint64_t fd_clock;
 
-static int spare_any(void);
+static int fd_spare(void);
 
 int bt_aspace_alloc(pid_t pid, struct bt_aspace **out)
 {
@@ -62,7 +62,7 @@ int bt_aspace_alloc(pid_t pid, struct bt_aspace **out)
 		return bt_fail(bte_nomem, errno, "address space of %d", pid);
 	as->pid = pid;
 	as->fd = -1;
-	bt_fd_spare_set(spare_any);	/* lib/fd.c's opens too */
+	bt_fd_spare_set(fd_spare);	/* lib/fd.c's hook */
 	as->next_all = all_as;
 	all_as = as;
 	*out = as;
@@ -85,40 +85,27 @@ void bt_aspace_free(struct bt_aspace *as)
 	free(as);
 }
 
-int bt_fd_spare(const struct bt_aspace *keep)
+/*
+ * Descriptors ran out (lib/fd.c's hook): the space whose /proc/PID/mem was
+ * used longest ago closes it, never the one used last (a caller of
+ * bt_aspace_fd() may hold its number; a space being opened has none yet).
+ * 0, or -1 if none could.
+ */
+static int fd_spare(void)
 {
 	struct bt_aspace *as, *lru = NULL, *last = NULL;
 
-	/* a caller may hold the number of the one used last */
 	for (as = all_as; as; as = as->next_all)
 		if (as->fd >= 0 && (!last || as->used > last->used))
 			last = as;
 	for (as = all_as; as; as = as->next_all)
-		if (as != keep && as != last && as->fd >= 0 &&
-		    (!lru || as->used < lru->used))
+		if (as != last && as->fd >= 0 && (!lru || as->used < lru->used))
 			lru = as;
 	if (!lru)
 		return -1;
 	close(lru->fd);
 	lru->fd = -1;
 	return 0;
-}
-
-static int spare_any(void)
-{
-	return bt_fd_spare(NULL);
-}
-
-/* open(@path) for @as, a descriptor of another space given up where
- * they ran out. */
-static int fd_open(struct bt_aspace *as, const char *path)
-{
-	int fd;
-
-	while ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0 &&
-	       (errno == EMFILE || errno == ENFILE) && bt_fd_spare(as) == 0)
-		;
-	return fd;
 }
 
 pid_t bt_aspace_pid(const struct bt_aspace *as)
@@ -144,8 +131,7 @@ static int mem_open_task(struct bt_aspace *as, int e)
 	as->fd = -1;
 	as->via_task = 1;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)as->pid);
-	while (!(dir = opendir(path)) && (errno == EMFILE || errno == ENFILE) &&
-	       bt_fd_spare(as) == 0)
+	while (!(dir = opendir(path)) && bt_fd_ran_out(errno))
 		;
 	while (dir && as->fd < 0 && (de = readdir(dir))) {
 		int tid = atoi(de->d_name);
@@ -154,7 +140,7 @@ static int mem_open_task(struct bt_aspace *as, int e)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem",
 			 (int)as->pid, tid);
-		as->fd = fd_open(as, path);
+		as->fd = bt_open(path, O_RDWR);
 	}
 	if (dir)
 		closedir(dir);
@@ -177,7 +163,7 @@ static int mem_open(struct bt_aspace *as)
 		return 0;
 	as->via_task = 0;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)as->pid);
-	as->fd = fd_open(as, path);
+	as->fd = bt_open(path, O_RDWR);
 	return as->fd >= 0 ? 0 : mem_open_task(as, errno);
 }
 

@@ -52,14 +52,6 @@ int bt_aspace_alloc(pid_t pid, struct bt_aspace **out);
 /* Free @as (NULL is fine), closing its memory; the process is left as is. */
 void bt_aspace_free(struct bt_aspace *as);
 
-/*
- * File descriptors ran out (EMFILE, ENFILE): the address space, other
- * than @keep and the one used last (whose descriptor bt_aspace_fd() may
- * have handed out), whose /proc/PID/mem was used longest ago closes it
- * (it opens it again when next used).  0, or -1 if none could.
- */
-int bt_fd_spare(const struct bt_aspace *keep);
-
 pid_t bt_aspace_pid(const struct bt_aspace *as);
 
 /*

@@ -397,10 +397,11 @@ int bt_thread_step(struct bt_target *t, struct bt_thread *th, siginfo_t *si);
  * (a system call of btrace's, a walk out of the recorder's translation):
  * each is sent again once the steps are done, to be judged at its next
  * stop: a standard one once however often it came (the kernel keeps one
- * pending), a real-time one as often as it came, in order.  With the siginfo it came with where the kernel lets another
- * process queue one (si_code < 0 and not SI_TKILL: sigqueue's value and
- * sender, a timer's, an AIO's); else (kill(), tgkill(), the kernel's own)
- * with tgkill, so the sender reads as btrace.
+ * pending), a real-time one as often as it came, in order.  With the
+ * siginfo it came with where the kernel lets another process queue one
+ * (si_code < 0 and not SI_TKILL: sigqueue's value and sender, a timer's,
+ * an AIO's); else (kill(), tgkill(), the kernel's own) with tgkill, so the
+ * sender reads as btrace.
  */
 #define BT_RESEND_MORE	16
 
