@@ -36,9 +36,16 @@
  * too (tier_up); a thread inside the old one goes on.  Not while a vfork
  * child shares the memory.
  *
+ * Marks dropped: a block that ran MARK_HITS times in MARK_SAMPLES samples,
+ * hot or not, has its variants whose marks (rec_profile.c) are set
+ * translated again without, all in one batch (unmark): a mark's bytes,
+ * run each time, cost sqlite3's CTE and recursive fib 5-9% of their CPU
+ * where they ran from a first run's or an audit's translations.
+ *
  * BTRACE_TEST_HOT=1 (tests/e2e/rec_hot.sh): a sample at every stop where
  * the thread goes on in the translation, and a block that ran in one is
- * hot, so that the differential tests run through all of this;
+ * hot and loses its marks, so that the differential tests run through all
+ * of this;
  * BTRACE_TEST_HOT_SAMPLES=N: hot in N samples (a test's loop that cannot
  * run long enough to wrap its ring HOT_SAMPLES times while stepped).
  */
@@ -58,6 +65,9 @@
 #define HOT_EVERY_MAX	64	/* wraps between samples, at most */
 #define HOT_DENSE	16	/* a REC_TNT per this many instructions at
 				   least: a sample of code worth it */
+#define MARK_HITS	16	/* runs in a sample, in MARK_SAMPLES of them,
+				   that drop a block's marks (unmark) */
+#define MARK_SAMPLES	2
 
 static void hot_queue(struct bt_recorder *r, uint64_t orig)
 {
@@ -75,22 +85,47 @@ static void hot_queue(struct bt_recorder *r, uint64_t orig)
 	r->hotq[r->nhot++] = orig;
 }
 
+static void mark_queue(struct bt_recorder *r, struct rb *b)
+{
+	struct rb **g;
+
+	if (r->nmarkq == r->markqcap) {
+		size_t cap = r->markqcap ? 2 * r->markqcap : 64;
+
+		g = realloc(r->markq, cap * sizeof(*g));
+		if (!g)
+			return;
+		r->markq = g;
+		r->markqcap = cap;
+	}
+	r->markq[r->nmarkq++] = b;
+}
+
 static const struct rb *hot_block(void *ctx, uint64_t pc)
 {
 	struct bt_recorder *r = ctx;
 	struct rb *b = rc_block_walk(r, pc);
 
-	if (!b || b->hot || b->term != RB_COND)
+	if (!b)
 		return b;
 	if (b->hit_sample != r->hot_sample) {	/* its first run in this one */
 		b->hit_sample = r->hot_sample;
 		b->hits = 0;
 	}
-	if (!r->hot_test && ++b->hits == HOT_HITS) {
+	if (b->hits == UINT16_MAX)
+		return b;
+	b->hits++;
+	if (b->hits == (r->hot_test ? 1 : MARK_HITS) &&
+	    b->mark_samples < UINT8_MAX &&
+	    ++b->mark_samples >= (r->hot_test ? 1 : MARK_SAMPLES))
+		mark_queue(r, b);
+	if (b->hot || b->term != RB_COND)
+		return b;
+	if (!r->hot_test && b->hits == HOT_HITS) {
 		r->hot_cands++;
 		if (++b->hot_samples == r->hot_need)
 			hot_queue(r, b->start);
-	} else if (r->hot_test && b->hits++ == 0) {
+	} else if (r->hot_test && b->hits == 1) {
 		hot_queue(r, b->start);
 	}
 	return b;
@@ -146,6 +181,7 @@ static int sample(struct bt_recorder *r, struct rthread *rt, uint64_t head)
 		return 0;
 	r->hot_insns = 0;
 	r->hot_cands = 0;
+	r->nmarkq = 0;
 	r->hot_sample++;
 	w->ops = &hot_ops;
 	w->ctx = r;
@@ -239,6 +275,71 @@ static int tier_up(struct bt_recorder *r, struct bt_thread *th,
 	return done;
 }
 
+/*
+ * The blocks that ran MARK_HITS times in MARK_SAMPLES samples: their
+ * variants whose marks are set translated again without, in one batch,
+ * and every link, inline cache and lookup entry that led to the old ones
+ * leads to the new ones (one aligned store each).  The old ones stay as
+ * they are: a way in that none of those is (a thread inside one, a
+ * re-entry from native code) runs them, which record the same branches.
+ * 1 if one was.
+ */
+static int unmark(struct bt_recorder *r, struct bt_thread *th)
+{
+	uint64_t *at = NULL, *old = NULL;
+	uint8_t *how = NULL;
+	struct rb **blk = NULL;
+	size_t i, n = 0;
+	unsigned p;
+	int made = 0;
+
+	if (r->nmarkq) {
+		at = malloc(r->nmarkq * (1 + RX_PENDS_COLD) * sizeof(*at));
+		how = malloc(r->nmarkq);
+		blk = malloc(r->nmarkq * sizeof(*blk));
+	}
+	for (i = 0; at && how && blk && i < r->nmarkq; i++) {
+		struct rb *b = r->markq[i];
+		unsigned vars = rc_profile_marked(r, b);
+
+		if (!vars)
+			continue;
+		old = at + r->nmarkq;
+		for (p = RX_PEND_NONE; p < RX_PENDS_COLD; p++) {
+			old[n * RX_PENDS_COLD + p] = 0;
+			if (!(vars & RB_PROF_VAR(p)))
+				continue;
+			rc_profile_ran(r, b, RB_PROF_RAN | RB_PROF_VAR(p));
+			old[n * RX_PENDS_COLD + p] = b->trans[p];
+			b->trans[p] = 0;
+		}
+		blk[n] = b;
+		at[n] = b->start;
+		how[n++] = (uint8_t)vars;
+	}
+	if (n)
+		rc_translate_set(r, th, at, how, n);
+	for (i = 0; i < n; i++)
+		for (p = RX_PEND_NONE; p < RX_PENDS_COLD; p++) {
+			uint64_t o = old[i * RX_PENDS_COLD + p];
+
+			if (!o)
+				continue;
+			if (!blk[i]->trans[p]) {	/* not made: it stays */
+				blk[i]->trans[p] = o;
+				continue;
+			}
+			relink(r, blk[i], p, blk[i]->trans[p]);
+			r->marks_dropped++;
+			made = 1;
+		}
+	free(at);
+	free(how);
+	free(blk);
+	r->nmarkq = 0;
+	return made;
+}
+
 unsigned rc_hot_samples(void)
 {
 	const char *s = getenv("BTRACE_TEST_HOT_SAMPLES");
@@ -262,6 +363,9 @@ void rc_hot_wrapped(struct bt_recorder *r, struct rthread *rt,
 	if (sample(r, rt, head))
 		r->hot_dense = 1;	/* from then on: dense no longer, as
 					   code carries more */
+	r->cur = th;
+	made = unmark(r, th);
+	r->cur = NULL;
 	/*
 	 * A sample costs what decoding 64 KiB costs (recursive fib wraps
 	 * its ring 2 k times: sampled at each, 50% more CPU): at the next
@@ -273,8 +377,11 @@ void rc_hot_wrapped(struct bt_recorder *r, struct rthread *rt,
 		r->hot_every = 1;
 	else if (r->hot_every < HOT_EVERY_MAX)
 		r->hot_every = r->hot_every ? 2 * r->hot_every : 2;
-	if (!r->hot_dense || !r->nhot)
+	if (!r->hot_dense || !r->nhot) {
+		if (made)
+			rc_zones_flush(r);
 		return;	/* found hot, not dense: kept for a sample that is */
+	}
 	r->hot_idle = 0;
 	r->cur = th;
 	for (i = 0; i < r->nhot; i++) {

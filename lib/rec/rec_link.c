@@ -69,8 +69,10 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 	}
 	rc_emit_init(r, &e, z);
 	e.guess = rc_ic_guess;
-	/* the variants only hot code makes are not in profiles */
-	e.mark = pend < RX_PENDS_COLD ? rc_profile_mark(r, z, b, pend) : 0;
+	/* the variants only hot code makes are not in profiles, and one
+	 * known to have run needs no mark (rc_profile_marked) */
+	e.mark = pend < RX_PENDS_COLD && !rb_ran(b, pend) &&
+			 !r->prof_nomark ? rc_profile_mark(r, z, b, pend) : 0;
 	rx_set_pend_max(r->x, rb_pend_max(b, pend));
 	ret = rx_translate(r->x, b, pend, &e);
 	if (ret == 0)	/* direct links go past the lookup's entry */
@@ -84,6 +86,11 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 	rc_emit_done(r, &e);
 	if (ret == 0) {
 		r->translated++;
+		if (pend < RX_PENDS_COLD) {
+			b->unmarked &= (uint8_t)~(1u << pend);
+			b->unmarked |= (uint8_t)(!e.mark << pend);
+			b->mark_checks = 0;
+		}
 		span_add(r, b->start, b->next + 1);
 		rc_wp_translated(r, b, z, first);
 	}

@@ -19,12 +19,18 @@
  * block the history's replay walks (rc_profile_ran()).  Saved, merged with what the file held, when the
  * cache of blocks is dropped: the recorder's end, an exec, a flush.
  *
- * Each translation carries its mark, those made from a profile too, so
- * that a save knows what this run ran: a block that ran in none of a
- * file's last PROF_AGE_MAX runs leaves its profile (a profile that only
- * grew would make every start-up translate what any run ever ran).
+ * A block that ran in none of a file's last PROF_AGE_MAX runs leaves its
+ * profile (a profile that only grew would make every start-up translate
+ * what any run ever ran).  What of a profile ran is known from the marks
+ * of the translations made from it; they cost (a mark's bytes each time
+ * its translation runs: print(1) with its code cache warm took 0.123 s
+ * with them, 0.113 s without), so only every PROF_AUDIT-th run of a file
+ * makes them, and ages its profile by the runs since the last such run.
+ * In the others what a profile holds keeps its age, and only what was
+ * translated otherwise is marked.
  *
- * The file: PROF_MAGIC, a u32 count, a u32 0, then count u32s in
+ * The file: PROF_MAGIC, a u32 count, a u32 of the runs saved since the
+ * last audit, then count u32s in
  * ascending order: a block's offset in the file (bits 0-30), bit 31 if
  * the lookup found it (an indirect branch's target, entered in the
  * tables when translated from the profile); then count bytes: the runs
@@ -45,8 +51,9 @@
 #include "rec/recorder_int.h"
 #include "tracer/tracer.h"
 
-#define PROF_MAGIC	"BTBLKS3\n"
+#define PROF_MAGIC	"BTBLKS4\n"
 #define PROF_AGE_MAX	8	/* runs a block stays without running */
+#define PROF_AUDIT	4	/* a run in this many marks a profile's */
 #define PROF_MAX	(4u << 20)	/* blocks a profile keeps at most */
 #define PROF_IBL	0x80000000u
 #define PROF_OFF	0x7fffffffu
@@ -64,7 +71,7 @@ _Static_assert(RX_PENDS_COLD == 4, "three variants, three bits");
 
 struct prof_head {
 	char magic[8];
-	uint32_t n, zero;
+	uint32_t n, runs;	/* runs: saved since the last audit */
 };
 
 /* The directory: the options', $BTRACE_CODE_CACHE, $XDG_CACHE_HOME/btrace/
@@ -157,10 +164,10 @@ static int prof_path(const struct bt_recorder *r, const struct rc_mod *m,
 }
 
 /* The profile at @path: its entries into *@out, their ages into *@age
- * (NULL: not wanted), *@n of them; 0 or -1 (none, or not a profile: then
- * nothing). */
+ * (NULL: not wanted), *@n of them, the runs since its last audit into
+ * *@runs; 0 or -1 (none, or not a profile: then nothing). */
 static int prof_read(const char *path, uint32_t **out, uint8_t **age,
-		     size_t *n)
+		     size_t *n, uint32_t *runs)
 {
 	struct prof_head h;
 	uint32_t *v = NULL;
@@ -173,10 +180,12 @@ static int prof_read(const char *path, uint32_t **out, uint8_t **age,
 	if (age)
 		*age = NULL;
 	*n = 0;
+	*runs = 0;
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || read(fd, &h, sizeof(h)) != sizeof(h) ||
-	    memcmp(h.magic, PROF_MAGIC, 8) || h.zero || h.n > PROF_MAX ||
+	    memcmp(h.magic, PROF_MAGIC, 8) || h.runs >= PROF_AUDIT ||
+	    h.n > PROF_MAX ||
 	    (uint64_t)st.st_size != sizeof(h) + 5ull * h.n)
 		goto bad;
 	v = malloc(h.n * sizeof(*v) + 1);
@@ -196,6 +205,7 @@ static int prof_read(const char *path, uint32_t **out, uint8_t **age,
 	else
 		free(a);
 	*n = h.n;
+	*runs = h.runs;
 	return 0;
 bad:
 	free(v);
@@ -220,6 +230,7 @@ void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
 	uint64_t *at;
 	uint8_t *how, *age;
 	size_t n, ng = 0, i, j, k = 0;
+	uint32_t runs;
 
 	if (!r->cache_dir)
 		return;
@@ -237,8 +248,13 @@ void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
 			g[ng++] = &r->mod[i];
 		}
 	if (prof_path(r, m, path, sizeof(path)) < 0 ||
-	    prof_read(path, &v, &age, &n) < 0)
+	    prof_read(path, &v, &age, &n, &runs) < 0)
 		return;
+	if (runs + 1 < PROF_AUDIT) {	/* not an audit: no marks */
+		for (j = 0; j < ng; j++)
+			g[j]->unaudited = 1;
+		r->prof_new++;		/* saved: one run more */
+	}
 	at = malloc(n * sizeof(*at) + 1);
 	how = malloc(n + 1);
 	for (i = 0; at && how && i < n; i++) {
@@ -254,8 +270,10 @@ void rc_profile_enter(struct bt_recorder *r, struct bt_thread *th, uint64_t a)
 		how[k++] = (uint8_t)(RB_VARS(age[i]) |
 				     (v[i] & PROF_IBL ? RB_PROF_IBL : 0));
 	}
+	r->prof_nomark = m->unaudited;
 	if (k)
 		rc_translate_set(r, th, at, how, k);
+	r->prof_nomark = 0;
 	free(at);
 	free(how);
 	free(age);
@@ -324,6 +342,69 @@ void rc_profile_harvest(struct bt_recorder *r)
 	}
 }
 
+/*
+ * The mark of @b's variant carrying @p, if its translation starts with
+ * one: the movb (rec_xlate.c's emit_mark) whose byte is the zone's mark
+ * of that very variant.  Its byte's address into *@at; 0 if none, -1 if
+ * that cannot be told now (its code not in the process yet).
+ */
+static int mark_of_variant(struct bt_recorder *r, const struct rb *b,
+			   unsigned p, uint64_t *at)
+{
+	uint64_t trans = b->trans[p], want = b->start |
+					      (uint64_t)p << MARK_PEND;
+	struct zone *z = rc_zone_of(r, trans);
+	uint8_t code[7];
+	int32_t d;
+
+	if (!z || !z->mark_of)
+		return 0;
+	if (trans + sizeof(code) > z->base + z->flushed ||
+	    rc_mem_read(r, trans, code, sizeof(code)) < 0)
+		return -1;
+	if (code[0] != 0xc6 || code[1] != 0x05 || code[6] != 1)
+		return 0;
+	memcpy(&d, code + 2, 4);
+	*at = trans + 7 + (uint64_t)(int64_t)d;
+	return *at >= z->base + ZONE_SIZE &&
+	       *at < z->base + ZONE_SIZE + z->nmark &&
+	       (z->mark_of[*at - z->base - ZONE_SIZE] & ~MARK_TAKEN) == want;
+}
+
+/*
+ * A mark costs its translation's bytes each time it runs, 6-9% of the
+ * CPU of sqlite3's CTE, recursive fib and python3's loop run from a
+ * profile (the same with a 7-byte nop in its place), for nothing once its
+ * byte is set.  The variants of @b whose marks are set (RB_PROF_VAR's
+ * bits), to be translated again without (rec_hot.c); those whose marks
+ * are not set yet are looked at in MARK_CHECKS calls at most.
+ */
+#define MARK_CHECKS	4
+
+unsigned rc_profile_marked(struct bt_recorder *r, struct rb *b)
+{
+	unsigned p, vars = 0;
+
+	if (!r->cache_dir || b->dead || b->mark_checks >= MARK_CHECKS)
+		return 0;
+	b->mark_checks++;
+	for (p = RX_PEND_NONE; p < RX_PENDS_COLD; p++) {
+		uint64_t at;
+		uint8_t set;
+
+		int has;
+
+		if (!b->trans[p] || (b->unmarked >> p & 1))
+			continue;
+		has = mark_of_variant(r, b, p, &at);
+		if (!has)
+			b->unmarked |= (uint8_t)(1u << p);	/* none */
+		else if (has > 0 && rc_mem_read(r, at, &set, 1) == 0 && set)
+			vars |= RB_PROF_VAR(p);
+	}
+	return vars;
+}
+
 /* ---- saving ---------------------------------------------------------------- */
 
 /*
@@ -370,20 +451,28 @@ static int age_once(const struct rc_mod *m)
  * @v (@n of them, ascending, each offset once) ran in this run: merged
  * into what @path holds, written there whole (a file that is there is
  * complete, old or new).  What ran is 0 runs old, with the variants that
- * ran before too; the rest @step older, and gone past PROF_AGE_MAX.
+ * ran before too.  The rest, where this run is the first of its process
+ * tree to save (@once) and an audit (not @unaudited): older by the runs
+ * since the last audit, and gone past PROF_AGE_MAX; else as old as it
+ * was, the runs since the audit one more.
  */
 static void prof_write(const char *path, const uint64_t *v, size_t n,
-		       int step)
+		       int once, int unaudited)
 {
 	struct prof_head h = { PROF_MAGIC, 0, 0 };
-	uint32_t *old, *all;
+	uint32_t *old, *all, runs;
 	uint8_t *oage, *age;
 	size_t nold, i = 0, j = 0, k = 0;
 	char tmp[4300];
+	unsigned step;
 	FILE *f;
 
-	if (prof_read(path, &old, &oage, &nold) < 0)
+	if (prof_read(path, &old, &oage, &nold, &runs) < 0)
 		nold = 0;
+	step = once && !unaudited ? runs + 1 : 0;
+	h.runs = unaudited ? runs + (unsigned)once : 0;
+	if (h.runs >= PROF_AUDIT)
+		h.runs = PROF_AUDIT - 1;
 	all = malloc((n + nold) * sizeof(*all) + 1);
 	age = malloc(n + nold + 1);
 	while (all && age && (i < n || j < nold)) {	/* each offset once */
@@ -515,10 +604,15 @@ void rc_profile_save(struct bt_recorder *r)
 		}
 	}
 	for (i = 0; i < r->nmod; i++) {
-		if (!nv[i] || prof_path(r, &r->mod[i], path, sizeof(path)) < 0)
+		/* one not audited is written for its count of runs */
+		if ((!nv[i] && (!r->mod[i].unaudited ||
+				mod_file(r, &r->mod[i]) != i)) ||
+		    prof_path(r, &r->mod[i], path, sizeof(path)) < 0)
 			continue;
-		qsort(v[i], nv[i], sizeof(*v[i]), ent_cmp);
-		prof_write(path, v[i], uniq(v[i], nv[i]), age_once(&r->mod[i]));
+		if (nv[i])
+			qsort(v[i], nv[i], sizeof(*v[i]), ent_cmp);
+		prof_write(path, v[i], uniq(v[i], nv[i]), age_once(&r->mod[i]),
+			   r->mod[i].unaudited);
 	}
 out:
 	for (i = 0; v && i < r->nmod; i++)

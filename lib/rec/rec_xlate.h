@@ -157,7 +157,11 @@ struct rb {
 	 */
 	uint8_t ic_fixed;
 	uint64_t icbit;
-	int dead;		/* its code went away (rec_link.c's invalidation) */
+	uint8_t dead;		/* its code went away (rec_link.c's invalidation) */
+	/* the variants (by pending outcomes, bit pend) whose translation
+	 * has no mark; the samples it ran MARK_HITS times in, and the times
+	 * rc_profile_marked looked at it (rec_hot.c) */
+	uint8_t unmarked, mark_samples, mark_checks;
 	uint32_t died;		/* the generation it died in (rec_grave.c) */
 	struct rb *hnext;
 	/* The cache's: the blocks at next and target as last found, valid
@@ -177,6 +181,14 @@ static inline uint64_t rb_trans(const struct rb *b, unsigned pend)
 
 /* Set it: 0, or -bte_nomem. */
 int rb_set_trans(struct rb *b, unsigned pend, uint64_t trans);
+
+/* Is @b's variant carrying @pend known to have run (rc_profile_ran)? */
+static inline int rb_ran(const struct rb *b, unsigned pend)
+{
+	uint8_t how = RB_PROF_RAN | RB_PROF_VAR(pend);
+
+	return (b->prof & how) == how;
+}
 
 /*
  * The outcomes @b's variant carrying @pend carries on at most: more in

@@ -338,10 +338,12 @@ void bt_recorder_free(struct bt_recorder *r)
 	rec_walker_release(&r->replay_w);
 	rec_walker_release(&r->hot_w);
 	free(r->hotq);
+	free(r->markq);
 	free(r->hotbuf);
 	if (getenv("BTRACE_TEST_HOT_LOG"))	/* tests/e2e/rec_hot.sh */
 		fprintf(stderr, "btrace: test: %" PRIu64
-			" blocks translated again (hot)\n", r->hot_made);
+			" blocks translated again (hot), %" PRIu64
+			" marks dropped\n", r->hot_made, r->marks_dropped);
 	rc_profile_free(r);
 	free(r->emitbuf);
 	free(r->emitpts);

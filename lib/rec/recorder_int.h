@@ -176,6 +176,8 @@ struct rc_mod {
 	uint8_t id[20];
 	uint8_t idlen;
 	uint8_t loaded;
+	uint8_t unaudited;	/* its profile's blocks translated without
+				   marks (rec_profile.c) */
 };
 
 /* A thread, its slot and where decoding its ring stands. */
@@ -281,6 +283,10 @@ struct bt_recorder {
 	 * samples' buffer and records; wraps to the next sample */
 	uint64_t *hotq;
 	size_t nhot, hotcap;
+	struct rb **markq;		/* blocks that ran often in the
+					   sample: their marks to drop */
+	size_t nmarkq, markqcap;
+	uint64_t marks_dropped;		/* translations made again without */
 	uint8_t *hotbuf;
 	struct rec_walker hot_w;
 	unsigned hot_wraps, hot_every;
@@ -311,6 +317,8 @@ struct bt_recorder {
 	size_t nmod;
 	int mods_stale;			/* mappings changed since read */
 	uint64_t prof_new;		/* what it learnt since the last save */
+	int prof_nomark;		/* a profile's batch, not an audit: its
+					   translations without marks */
 };
 
 /* recorder.c: threads and setting up */
@@ -405,6 +413,9 @@ uint64_t rc_profile_mark(struct bt_recorder *r, struct zone *z,
 			 const struct rb *b, uint8_t pend);
 /* What the marks of the translations made outside profiles say ran. */
 void rc_profile_harvest(struct bt_recorder *r);
+/* The variants of @b whose translation's mark is set (RB_PROF_VAR's
+ * bits): translated again without it where the code is hot (rec_hot.c). */
+unsigned rc_profile_marked(struct bt_recorder *r, struct rb *b);
 void rc_profile_save(struct bt_recorder *r);
 void rc_profile_reset(struct bt_recorder *r);
 void rc_profile_free(struct bt_recorder *r);

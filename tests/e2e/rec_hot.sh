@@ -8,15 +8,32 @@
 # - BTRACE_TEST_HOT=1, every block that ran translated again at the next
 #   stop: programs of the distribution and targets with code written at
 #   run time, signals, fork, threads, branch for branch;
+# - with a code cache, whose translations mark where they first run
+#   (lib/rec/rec_profile.c), BTRACE_TEST_HOT=1 translates every block that
+#   ran again without its marks at the next stop: cold and warm, branch for
+#   branch, marks dropped in the cold run;
 # - python3's loop with a 1 MiB ring, as it runs by default: its output
 #   and exit status as untraced, its last branches without a gap, blocks
-#   translated again; the same with a second thread asleep meanwhile (its
-#   code translated again while the other thread is in the translation).
+#   translated again, and (with a code cache, its first run) marks
+#   dropped; the same with a second thread asleep meanwhile (its code
+#   translated again while the other thread is in the translation).
 . "$TESTDIR/e2e/lib/common.sh"
 need_cmd python3 gzip perl
 export BTRACE_TEST_HOT_LOG=1 PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0
 printf 'a line to compress\n%.0s' $(seq 1 50) >"$work/in.txt"
 fails=0
+
+marks_dropped() {	# the last check dropped marks
+	local n
+	n=$(grep -ao 'test: [0-9]* blocks translated again (hot), [0-9]* marks' \
+		"$work/softdiff.log" | awk '{ s += $7 } END { print s + 0 }')
+	if [ "$n" -gt 0 ]; then
+		echo "     $n marks dropped"
+	else
+		echo "FAIL no mark dropped"
+		fails=$((fails + 1))
+	fi
+}
 
 hot_made() {	# the last check made blocks hot
 	local n
@@ -52,6 +69,18 @@ hot_made
 # others are in it (the old translations' first instructions stay)
 softdiff_check -t -m record -- "$TARGETS/rec_lookup_threads"
 hot_made
+
+# with a code cache: cold (marks dropped), then warm
+for args in "-- gzip -c $work/in.txt" "-- $TARGETS/jit_rewrite" \
+	"-t -- $TARGETS/rec_threads" "-n -T 300 -k -- $TARGETS/rec_fork"; do
+	rm -rf "$work/cache"
+	for run in cold warm; do
+		# shellcheck disable=SC2086 # options, a program and its words
+		BTRACE_CODE_CACHE=$work/cache softdiff_check ${args%%--*} \
+			-m record -- ${args#*-- }
+		[ $run = warm ] || marks_dropped
+	done
+done
 unset BTRACE_TEST_HOT
 
 for pre in "" "import threading, time
@@ -62,10 +91,12 @@ for i in range(300000):
     s += i % 7
 print(s)"
 want=$(python3 -c "$loop")
+BTRACE_CODE_CACHE=$work/pycache \
 "$BTRACE" run --soft-mode record --buffer-size 1M --json --last 2000 \
 	-- python3 -c "$loop" >"$work/py.out" 2>"$work/py.err"
 rc=$?
-if [ $rc = 0 ] && python3 - "$work/py.out" "$want" "$work/py.err" <<'PY'
+if [ $rc = 0 ] && python3 - "$work/py.out" "$want" "$work/py.err" \
+	"$([ -z "$pre" ] && echo cold || echo warm)" <<'PY'
 import json, re, sys
 text, want, err = open(sys.argv[1]).read(), sys.argv[2], open(sys.argv[3]).read()
 assert text.startswith(want + "\n"), (text[:40], want)
@@ -78,8 +109,10 @@ st = doc["stats"]
 assert st["stops"] < st["branches"] / 100, st
 made = sum(int(n) for n in re.findall(r"test: (\d+) blocks translated again", err))
 assert made > 0, err
+marks = sum(int(n) for n in re.findall(r"(\d+) marks dropped", err))
+assert marks > 0 or sys.argv[4] == "warm", err
 print("ok   python3 loop, 1 MiB ring, %d threads:" % len(doc["threads"]),
-      made, "blocks translated again,", st)
+      made, "blocks translated again,", marks, "marks dropped,", st)
 PY
 then :; else
 	echo "FAIL python3 loop (exit $rc)"; tail -5 "$work/py.err"

@@ -4,9 +4,11 @@
 # in one batch by its next run.  A profile changes when code is
 # translated, never what is recorded:
 # - python3 run twice: its profile is there, named by python3's build-id,
-#   a whole file; the second run stops a fifth as often or less, and both
-#   histories are the same, branch for branch (no address randomization, a
-#   fixed hash seed; clock reads in the vDSO left out, as they may retry);
+#   a whole file, counting one run since its last audit after the second
+#   (which made its translations without marks); the second run stops a
+#   fifth as often or less, and both histories are the same, branch for
+#   branch (no address randomization, a fixed hash seed; clock reads in the
+#   vDSO left out, as they may retry);
 # - with a warm cache, against single-stepping (softdiff): threads
 #   (fast_mix), fork (rec_fork), code rewritten while another thread runs
 #   it (jit_pair);
@@ -34,14 +36,21 @@ run() {
 		{ cat "$work/$1.err"; fail "$1: btrace failed"; }
 }
 
-# whole FILE: a profile as btrace writes it (magic, count, 0, entries)
+# runs FILE: the runs a profile counts since its last audit
+runs() {
+	python3 -c 'import struct, sys
+print(struct.unpack("<I", open(sys.argv[1], "rb").read()[12:16])[0])' "$1"
+}
+
+# whole FILE: a profile as btrace writes it (magic, count, runs since its
+# last audit, entries)
 whole() {
 	python3 - "$1" <<'PY'
 import struct, sys
 data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"BTBLKS3\n", data[:8]
-n, zero = struct.unpack("<II", data[8:16])
-assert zero == 0 and len(data) == 16 + 5 * n, (n, zero, len(data))
+assert data[:8] == b"BTBLKS4\n", data[:8]
+n, runs = struct.unpack("<II", data[8:16])
+assert runs < 4 and len(data) == 16 + 5 * n, (n, runs, len(data))
 offs = [v & 0x7fffffff for v in struct.unpack("<%dI" % n, data[16:16 + 4 * n])]
 assert offs == sorted(set(offs)), "not ascending"
 assert max((b & 15 for b in data[16 + 4 * n:]), default=0) <= 8, "an age past 8"
@@ -56,7 +65,10 @@ py=$work/cache/$(build_id /usr/bin/python3).blocks
 n=$(whole "$py") || fail "python3's profile is not whole"
 echo "python3's profile: $n blocks"
 [ "$n" -gt 1000 ] || fail "python3's profile has $n blocks"
+[ "$(runs "$py")" = 0 ] || fail "python3's first profile counts $(runs "$py") runs"
 run warm
+[ "$(runs "$py")" = 1 ] ||
+	{ echo "FAIL python3's profile counts $(runs "$py") runs after the second"; fails=$((fails + 1)); }
 python3 - "$work/cold.json" "$work/warm.json" <<'PY' || fails=$((fails + 1))
 import json, sys
 
@@ -110,13 +122,15 @@ python3 - "$gz" "$(stat -c %s "$(readlink -f /usr/bin/gzip)")" <<'PY'
 import struct, sys
 offs = list(range(0, int(sys.argv[2]), 7))
 ent = [o | (0x80000000 if i % 3 == 0 else 0) for i, o in enumerate(offs)]
-open(sys.argv[1], "wb").write(b"BTBLKS3\n" + struct.pack("<II", len(ent), 0) +
+open(sys.argv[1], "wb").write(b"BTBLKS4\n" + struct.pack("<II", len(ent), 0) +
                               struct.pack("<%dI" % len(ent), *ent) +
                               bytes(i % 9 for i in range(len(ent))))
 PY
 softdiff_check -T 300 -m record -- /usr/bin/gzip -c "$work/in.txt"
 # what does not run leaves: a block that ran in none of a file's last 8
-# runs (ages 0 to 8 given above, one more each run)
+# runs (ages 0 to 8 given above; every fourth run, an audit, marks the
+# profile's translations and ages what did not run by the four since the
+# last)
 junk=$(whole "$gz") || fail "gzip's profile is not whole"
 for i in 1 2 3 4 5 6 7 8 9; do
 	"$BTRACE" run --soft-mode record -- /usr/bin/gzip -c "$work/in.txt" \
