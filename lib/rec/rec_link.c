@@ -15,6 +15,16 @@
 #include "tracer/tracer.h"
 
 #define AHEAD_MAX	192		/* blocks translated per miss */
+/*
+ * A conditional's taken side this far from it is not translated ahead:
+ * compilers put the code a function seldom runs apart from it (GCC's
+ * .text.unlikely, the "foo.cold" parts), and a batch spent on it is not
+ * spent on what runs.  python3 print(1) with an empty code cache: 0.231 s
+ * of CPU against 0.248 s (medians of seven, alternating), 2.86 k stops
+ * against 2.92 k; at 1 MiB 0.227 s, at 4 KiB the same; node's first run
+ * and sqlite3, gzip, perl the same or 1-3% less.
+ */
+#define AHEAD_FAR	(64u << 10)
 
 /* ---- translating ------------------------------------------------------- */
 
@@ -221,8 +231,9 @@ static void ahead_push(struct bt_recorder *r, const struct rb *b, uint8_t p,
 	case RB_COND:
 		q[(*tail)++] = (struct ahead){ b->next,
 					       rx_cond_pend(r->x, p, 0) };
-		q[(*tail)++] = (struct ahead){ b->target,
-					       rx_cond_pend(r->x, p, 1) };
+		if (b->target - b->end + AHEAD_FAR < 2 * (uint64_t)AHEAD_FAR)
+			q[(*tail)++] = (struct ahead){ b->target,
+						       rx_cond_pend(r->x, p, 1) };
 		break;
 	case RB_CALL:
 		q[(*tail)++] = (struct ahead){ b->target, p };
