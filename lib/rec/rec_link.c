@@ -107,14 +107,17 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 	return ret;
 }
 
-/* The link of @z's point @pi, if it is linked, back to its exit (rel32 0:
- * the int3 after it, or the lookup after an inline cache's jump). */
+/* The link of @z's point @pi, if it is linked, back to its exit: a direct
+ * exit's int3 (after its jmp, or after the other side of a conditional
+ * whose jump is the link), the lookup after an inline cache's jump. */
 void rc_link_undo(struct bt_recorder *r, struct zone *z, size_t pi)
 {
 	struct rx_point p;
 	int32_t rel = 0;
 
 	zpt_get(z, pi, &p);
+	if (p.kind == RX_POINT_EXIT_DIRECT)
+		rel = (int32_t)(p.trans - (p.aux + 4));
 	if ((p.mask & RX_LINKED) && rc_code_write(r, p.aux, &rel, 4) == 0)
 		zpt_set_linked(z, pi, 0);
 }

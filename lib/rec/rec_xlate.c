@@ -282,48 +282,79 @@ static int cond_side(const struct rx *x, const struct rb *b,
 	return link(e, taken ? b->target : b->next);
 }
 
+/* A nop of @n bytes (0 to 3): one instruction, not @n. */
+static void nop(struct rx_emit *e, size_t n)
+{
+	static const uint8_t nops[4][3] = {
+		{ 0 }, { 0x90 }, { 0x66, 0x90 }, { 0x0f, 0x1f, 0x00 },
+	};
+
+	put(e, nops[n], n);
+}
+
+/*
+ * The conditional @b: the same condition, then its sides.  Where the
+ * taken side carries its outcome on (no record to write), the jump is
+ * its link: its rel32 (4-byte aligned, patched whole) leads straight to
+ * the target's translation, or to an int3 after the other side until
+ * that is there (rc_link_undo); else to the side's own record and link.
+ */
 static int emit_cond(const struct rx *x, const struct rb *b,
 		     struct rx_emit *e)
 {
 	const uint8_t *code = b->bytes + (b->end - b->start);
-	uint8_t pend = e->pend;
-	size_t at_taken;
-	uint8_t op;
-	size_t p = 0;
+	uint8_t pend = e->pend, tpend = rx_cond_pend(x, pend, 1), op[8];
+	uint64_t dest = 0, rel_at;
+	size_t at_taken, n = 0, p = 0;
 	int ret;
 
-	ret = grow(e, 16);
+	ret = grow(e, 24);
 	if (ret < 0)
 		return ret;
 	while (code[p] == 0x2e || code[p] == 0x3e || code[p] == 0xf2 ||
 	       code[p] == 0x66 || code[p] == 0x67 ||
 	       (code[p] & 0xf0) == 0x40) {
 		if (code[p] == 0x67)
-			put8(e, 0x67);	/* jecxz, loop on ecx */
+			op[n++] = 0x67;	/* jecxz, loop on ecx */
 		p++;
 	}
-	op = code[p];
-	if (op == 0x0f) {
-		put8(e, 0x0f);
-		put8(e, code[p + 1]);
-	} else if (op >= 0x70 && op <= 0x7f) {
-		put8(e, 0x0f);
-		put8(e, (uint8_t)(op + 0x10));
+	if (code[p] == 0x0f) {
+		op[n++] = 0x0f;
+		op[n++] = code[p + 1];
+	} else if (code[p] >= 0x70 && code[p] <= 0x7f) {
+		op[n++] = 0x0f;
+		op[n++] = (uint8_t)(code[p] + 0x10);
 	} else {		/* e0-e3: loopne, loope, loop, jrcxz */
-		put8(e, op);
-		put8(e, 2);
-		put8(e, 0xeb);
-		put8(e, 5);
-		put8(e, 0xe9);
+		op[n++] = code[p];
+		op[n++] = 2;
+		op[n++] = 0xeb;
+		op[n++] = 5;
+		op[n++] = 0xe9;
 	}
+	if (tpend != RX_PEND_NONE)
+		nop(e, (4 - ((here(e) + n) & 3)) & 3);
+	put(e, op, n);
 	at_taken = e->len;
-	put32(e, 0);
+	rel_at = here(e);
+	if (tpend != RX_PEND_NONE && e->link)
+		dest = e->link(e->ctx, b->target, tpend, rel_at + 4);
+	put32(e, dest ? (uint32_t)(int32_t)(dest - (rel_at + 4)) : 0);
 	ret = cond_side(x, b, e, pend, 0);
 	if (ret < 0)
 		return ret;
-	memcpy(e->buf + at_taken, &(int32_t){ (int32_t)(e->len - at_taken - 4) },
-	       4);
-	return cond_side(x, b, e, pend, 1);
+	if (!dest)
+		memcpy(e->buf + at_taken,
+		       &(int32_t){ (int32_t)(e->len - at_taken - 4) }, 4);
+	if (tpend == RX_PEND_NONE)
+		return cond_side(x, b, e, pend, 1);
+	ret = grow(e, 1);	/* the taken side's exit */
+	e->pend = tpend;
+	if (ret == 0)
+		ret = point(e, RX_POINT_EXIT_DIRECT, b->target, rel_at,
+			    dest ? RX_LINKED : 0);
+	if (ret == 0)
+		put8(e, 0xcc);
+	return ret;
 }
 
 static int emit_lookup(struct rx_emit *e, const struct rb *b);
