@@ -216,8 +216,8 @@ static void relink(struct bt_recorder *r, const struct rb *b, unsigned p,
 		if (e->key != b->start || e->pi >= z->npts)
 			continue;
 		zpt_get(z, e->pi, &pt);
-		if (!(pt.mask & RX_LINKED))
-			continue;
+		if (!(pt.mask & RX_LINKED) || (pt.mask & RX_THREADED))
+			continue;	/* a threaded one falls into the old */
 		if (pt.kind == RX_POINT_EXIT_DIRECT && pt.pend == p)
 			rc_link_patch(r, z, pt.aux, trans);
 		else if (pt.kind == RX_POINT_IC && p == RX_PEND_NONE)

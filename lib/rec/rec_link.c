@@ -86,8 +86,9 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 	rx_set_pend_max(r->x, rb_pend_max(b, pend));
 	ret = rx_translate(r->x, b, pend, &e);
 	if (ret == 0)	/* direct links go past the lookup's entry */
-		ret = rb_set_trans(b, pend, e.base + (pend == RX_PEND_NONE ?
-						      RX_ENTRY_LEN : 0));
+		ret = rb_set_trans(b, pend, e.base + e.lead +
+					    (pend == RX_PEND_NONE ?
+						     RX_ENTRY_LEN : 0));
 	if (ret == 0) {
 		ret = rc_zone_commit(r, z, &e);
 		if (ret < 0)
@@ -108,7 +109,7 @@ static int translate_one(struct bt_recorder *r, struct bt_thread *th,
 }
 
 /* The link of @z's point @pi, if it is linked, back to its exit: a direct
- * exit's int3 (after its jmp, or after the other side of a conditional
+ * exit's int3 (after its jmp, or before the entry of a conditional
  * whose jump is the link), the lookup after an inline cache's jump. */
 void rc_link_undo(struct bt_recorder *r, struct zone *z, size_t pi)
 {
@@ -116,6 +117,8 @@ void rc_link_undo(struct bt_recorder *r, struct zone *z, size_t pi)
 	int32_t rel = 0;
 
 	zpt_get(z, pi, &p);
+	if (p.mask & RX_THREADED)
+		return;	/* a nop now: what it falls into goes with it */
 	if (p.kind == RX_POINT_EXIT_DIRECT)
 		rel = (int32_t)(p.trans - (p.aux + 4));
 	if ((p.mask & RX_LINKED) && rc_code_write(r, p.aux, &rel, 4) == 0)
@@ -173,6 +176,50 @@ void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
 }
 
 /*
+ * The side not taken of a conditional, or a block cut where it grew too
+ * long, ends its translation in a jmp to its successor's: where the
+ * successor's translation of this batch comes right after it, the jmp
+ * (and its int3) becomes a nop, and the translation falls through, as
+ * the program's code does.  Only where what it falls into goes with it:
+ * the successor within one page, not at its start, so that the
+ * predecessor's last byte is in that page too and whatever takes the
+ * successor's code away (a write to the page, unmapping, mprotect: all by
+ * page) takes the predecessor's; and only in code not yet in the process.
+ * The point keeps RX_THREADED: no link is made or undone there again.
+ */
+static void thread_batch(struct bt_recorder *r, const size_t *mark)
+{
+	static const uint8_t nop6[] = { 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	size_t zi;
+
+	for (zi = 0; zi < r->nzone; zi++) {
+		struct zone *z = &r->zone[zi];
+		size_t i;
+
+		for (i = mark[zi]; i < z->npts; i++) {
+			struct rx_point p;
+			const struct rb *s;
+
+			zpt_get(z, i, &p);
+			if (p.kind != RX_POINT_EXIT_DIRECT ||
+			    !(p.mask & RX_LINKED) || (p.mask & RX_THREADED) ||
+			    p.aux + 4 != p.trans ||
+			    p.aux - 1 < z->base + z->flushed ||
+			    !(p.orig & 4095))
+				continue;
+			s = rc_block_find(r, p.orig);
+			if (!s || rb_trans(s, p.pend) != p.trans + 1 ||
+			    (s->start >> 12) != ((s->next - 1) >> 12) ||
+			    rc_code_write(r, p.aux - 1, nop6, sizeof(nop6)) < 0)
+				continue;
+			p.mask |= RX_THREADED;
+			zpt_put(z, i, &p);
+			r->threaded++;
+		}
+	}
+}
+
+/*
  * Link the exits of zone points [from...) whose targets now exist; those
  * whose targets do not wait for them (waiting_link).  Those linked as they
  * were emitted (their target translated in an earlier batch) are noted by
@@ -218,6 +265,25 @@ struct ahead {
 	uint64_t at;
 	uint8_t pend;
 };
+
+/*
+ * The side of @b (translated carrying @pend) that its translation ends
+ * in, where its successor's translation may follow it (thread_batch):
+ * into *@q; 0 if none.
+ */
+static int falls_to(struct bt_recorder *r, const struct rb *b, uint8_t pend,
+		    struct ahead *q)
+{
+	if (b->term == RB_CUT) {
+		*q = (struct ahead){ b->next, pend };
+		return 1;
+	}
+	if (b->term != RB_COND || (pend != RX_PEND_NONE && !rb_carries(b)))
+		return 0;
+	rx_set_pend_max(r->x, rb_pend_max(b, pend));	/* as translated */
+	*q = (struct ahead){ b->next, rx_cond_pend(r->x, pend, 0) };
+	return 1;
+}
 
 /* What the translation of @b carrying @p leads to, queued at q[*tail]. */
 static void ahead_push(struct bt_recorder *r, const struct rb *b, uint8_t p,
@@ -339,10 +405,10 @@ static void return_sites(struct bt_recorder *r, const struct ahead *q,
 int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 		 uint8_t pend, uint64_t *trans)
 {
-	struct ahead queue[AHEAD_MAX * 3 + 3];
-	size_t head = 0, tail = 0, done = 0, mark[ZONE_MAX], i;
+	struct ahead queue[AHEAD_MAX * 3 + 3], ftq[AHEAD_MAX], ft;
+	size_t head = 0, tail = 0, done = 0, mark[ZONE_MAX], i, nft = 0;
 	struct rb *first;
-	int ret = 0;
+	int ret = 0, has_ft = 0;
 
 	rc_profile_enter(r, th, a);	/* a file's profile, at its first */
 	first = rc_wp_block_get(r, th, a);
@@ -356,10 +422,14 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 	for (i = 0; i < ZONE_MAX; i++)
 		mark[i] = i < r->nzone ? r->zone[i].npts : 0;
 	queue[tail++] = (struct ahead){ a, pend };
-	while (head < tail && done < AHEAD_MAX) {
-		struct ahead q = queue[head++];
+	/* breadth first, but the side a translation ends in right after it
+	 * (thread_batch) */
+	while ((has_ft || head < tail) && done < AHEAD_MAX) {
+		struct ahead q = has_ft ? ft : queue[head++];
+		int was_ft = has_ft;
 		struct rb *b;
 
+		has_ft = 0;
 		if (q.at != a && !r->host.translatable(r->t, q.at))
 			continue;
 		b = rc_wp_block_get(r, th, q.at);
@@ -371,17 +441,59 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 		if (ret < 0)
 			continue;
 		done++;
+		if (was_ft)
+			ftq[nft++] = q;
 		if (tail + 3 <= BT_ARRAY_SIZE(queue))
 			ahead_push(r, b, q.pend, queue, &tail);
+		has_ft = falls_to(r, b, q.pend, &ft);
 	}
 	link_batch(r, mark);
+	thread_batch(r, mark);
 	*trans = rb_trans(first, pend);
 	ret = rc_zones_flush(r);
 	if (ret < 0)
 		return ret;
 	return_sites(r, queue, head);
+	return_sites(r, ftq, nft);
 	waiting_link(r, queue, head);
+	waiting_link(r, ftq, nft);
 	return rc_ic_link_batch(r, mark);	/* into flushed code only */
+}
+
+/* The variants a profile's entry @how says ran (RB_PROF_VAR's bits). */
+static uint8_t prof_vars(uint8_t how)
+{
+	return how & RB_PROF_VARS ? how & RB_PROF_VARS :
+				    RB_PROF_VAR(RX_PEND_NONE);
+}
+
+/*
+ * Translate, after @b carrying @p (entry @i of the profile @at, @how, @n
+ * of them), the variant of the block its translation ends in, if the
+ * profile says it ran, and on from there: so that it may fall through
+ * into it (thread_batch).  Each into @queue.
+ */
+static void set_follow(struct bt_recorder *r, struct bt_thread *th,
+		       const uint64_t *at, const uint8_t *how, size_t n,
+		       size_t i, const struct rb *b, uint8_t p,
+		       struct ahead *queue, size_t *nq)
+{
+	struct ahead ft;
+
+	while (i + 1 < n && falls_to(r, b, p, &ft) && at[i + 1] == ft.at &&
+	       (prof_vars(how[i + 1]) & RB_PROF_VAR(ft.pend)) &&
+	       r->host.translatable(r->t, ft.at)) {
+		struct rb *s = rc_wp_block_get(r, th, ft.at);
+
+		if (!s || rb_trans(s, ft.pend) ||
+		    translate_one(r, th, s, ft.pend) < 0)
+			return;
+		s->prof |= RB_PROF_HINT;
+		queue[(*nq)++] = ft;
+		b = s;
+		p = ft.pend;
+		i++;
+	}
 }
 
 int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
@@ -412,9 +524,12 @@ int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
 			    translate_one(r, th, b, p) == 0) {
 				b->prof |= RB_PROF_HINT;
 				queue[nq++] = (struct ahead){ at[i], p };
+				set_follow(r, th, at, how, n, i, b, p, queue,
+					   &nq);
 			}
 	}
 	link_batch(r, mark);
+	thread_batch(r, mark);
 	ret = rc_zones_flush(r);
 	if (ret < 0) {
 		free(queue);

@@ -282,6 +282,41 @@ static int cond_side(const struct rx *x, const struct rb *b,
 	return link(e, taken ? b->target : b->next);
 }
 
+/*
+ * The taken side of the conditional @b, laid out before the translation's
+ * entry (rx_translate), so that the side not taken comes last and may
+ * fall through into its successor's translation (rec_link.c's
+ * thread_batch).  Where the taken side carries its outcome on, the jump
+ * is its link and this is only its exit (an int3 and its point, whose
+ * rel32 emit_cond fills in); else its record and link.
+ */
+static int emit_cond_lead(const struct rx *x, const struct rb *b,
+			  struct rx_emit *e)
+{
+	uint8_t pend = e->pend, tpend = rx_cond_pend(x, pend, 1);
+	int ret;
+
+	e->taken_at = e->len;
+	e->taken_dest = 0;
+	if (tpend == RX_PEND_NONE) {
+		ret = cond_side(x, b, e, pend, 1);
+		e->pend = pend;
+		return ret;
+	}
+	if (e->link)	/* in reach of the conditional, a zone away at most */
+		e->taken_dest = e->link(e->ctx, b->target, tpend, here(e));
+	ret = grow(e, 1);
+	e->pend = tpend;
+	e->taken_pt = e->npts;
+	if (ret == 0)
+		ret = point(e, RX_POINT_EXIT_DIRECT, b->target, 0,
+			    e->taken_dest ? RX_LINKED : 0);
+	if (ret == 0)
+		put8(e, 0xcc);
+	e->pend = pend;
+	return ret;
+}
+
 /* A nop of @n bytes (0 to 3): one instruction, not @n. */
 static void nop(struct rx_emit *e, size_t n)
 {
@@ -293,19 +328,20 @@ static void nop(struct rx_emit *e, size_t n)
 }
 
 /*
- * The conditional @b: the same condition, then its sides.  Where the
- * taken side carries its outcome on (no record to write), the jump is
- * its link: its rel32 (4-byte aligned, patched whole) leads straight to
- * the target's translation, or to an int3 after the other side until
- * that is there (rc_link_undo); else to the side's own record and link.
+ * The conditional @b: the same condition, its jump to the taken side
+ * (emit_cond_lead), then the side not taken, last.  Where the taken side
+ * carries its outcome on, the jump is its link: its rel32 (4-byte
+ * aligned, patched whole) leads straight to the target's translation, or
+ * to the int3 before the entry until that is there (rc_link_undo).
  */
 static int emit_cond(const struct rx *x, const struct rb *b,
 		     struct rx_emit *e)
 {
 	const uint8_t *code = b->bytes + (b->end - b->start);
-	uint8_t pend = e->pend, tpend = rx_cond_pend(x, pend, 1), op[8];
-	uint64_t dest = 0, rel_at;
-	size_t at_taken, n = 0, p = 0;
+	uint8_t pend = e->pend, op[8];
+	int direct = e->taken_dest || e->taken_pt != ~(size_t)0;
+	uint64_t rel_at, to;
+	size_t n = 0, p = 0;
 	int ret;
 
 	ret = grow(e, 24);
@@ -331,30 +367,15 @@ static int emit_cond(const struct rx *x, const struct rb *b,
 		op[n++] = 5;
 		op[n++] = 0xe9;
 	}
-	if (tpend != RX_PEND_NONE)
+	if (direct)
 		nop(e, (4 - ((here(e) + n) & 3)) & 3);
 	put(e, op, n);
-	at_taken = e->len;
 	rel_at = here(e);
-	if (tpend != RX_PEND_NONE && e->link)
-		dest = e->link(e->ctx, b->target, tpend, rel_at + 4);
-	put32(e, dest ? (uint32_t)(int32_t)(dest - (rel_at + 4)) : 0);
-	ret = cond_side(x, b, e, pend, 0);
-	if (ret < 0)
-		return ret;
-	if (!dest)
-		memcpy(e->buf + at_taken,
-		       &(int32_t){ (int32_t)(e->len - at_taken - 4) }, 4);
-	if (tpend == RX_PEND_NONE)
-		return cond_side(x, b, e, pend, 1);
-	ret = grow(e, 1);	/* the taken side's exit */
-	e->pend = tpend;
-	if (ret == 0)
-		ret = point(e, RX_POINT_EXIT_DIRECT, b->target, rel_at,
-			    dest ? RX_LINKED : 0);
-	if (ret == 0)
-		put8(e, 0xcc);
-	return ret;
+	to = e->taken_dest ? e->taken_dest : e->base + e->taken_at;
+	put32(e, (uint32_t)(int32_t)(to - (rel_at + 4)));
+	if (direct)
+		e->pts[e->taken_pt].aux = rel_at;
+	return cond_side(x, b, e, pend, 0);
 }
 
 static int emit_lookup(struct rx_emit *e, const struct rb *b);
@@ -736,10 +757,17 @@ int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
 	int ret = 0;
 
 	e->pend = pend;
+	e->lead = 0;
+	e->taken_pt = ~(size_t)0;
+	e->taken_dest = 0;
 	if (pend != RX_PEND_NONE && !rb_carries(b)) {
 		ret = emit_stub(b, e);
 	} else {
-		if (pend == RX_PEND_NONE) {	/* the lookup's way in */
+		if (b->term == RB_COND) {	/* its taken side first */
+			ret = emit_cond_lead(x, b, e);
+			e->lead = e->len - len0;
+		}
+		if (ret == 0 && pend == RX_PEND_NONE) {	/* the lookup's way in */
 			e->entry_orig = b->start;
 			ret = rx_emit_entry(e);
 		}

@@ -278,6 +278,9 @@ enum rx_point_kind {
 
 /* RX_POINT_EXIT_DIRECT's mask: its jump goes to the translation now. */
 #define RX_LINKED	0x80
+/* RX_POINT_EXIT_DIRECT's mask too: its jump became a nop, the target's
+ * translation right after it (rec_link.c's thread_batch): for good. */
+#define RX_THREADED	0x08
 
 /* Registers the generated code borrowed at a point (restore from TCB). */
 #define RM_RAX		1
@@ -343,6 +346,12 @@ struct rx_emit {
 				   runs (movb, flags kept), 0: none */
 	size_t lit_at;		/* a push's disp32 to its literal, 0: none */
 	uint64_t lit;		/* the literal, put after the translation */
+	size_t lead;		/* bytes before the translation's entry: a
+				   conditional's taken side (rx_translate) */
+	size_t taken_at;	/* where in buf that side is, its exit's point
+				   (direct) at taken_pt; 0: none */
+	size_t taken_pt;
+	uint64_t taken_dest;	/* the direct side's target translation */
 };
 
 /* Emit the translation of @b carrying @pend at e->base + e->len.  0,

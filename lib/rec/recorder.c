@@ -343,7 +343,8 @@ void bt_recorder_free(struct bt_recorder *r)
 	if (getenv("BTRACE_TEST_HOT_LOG"))	/* tests/e2e/rec_hot.sh */
 		fprintf(stderr, "btrace: test: %" PRIu64
 			" blocks translated again (hot), %" PRIu64
-			" marks dropped\n", r->hot_made, r->marks_dropped);
+			" marks dropped, %" PRIu64 " jumps threaded\n",
+			r->hot_made, r->marks_dropped, r->threaded);
 	rc_profile_free(r);
 	free(r->emitbuf);
 	free(r->emitpts);

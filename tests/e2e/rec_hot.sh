@@ -7,7 +7,9 @@
 #   a round or two) the same, blocks translated again;
 # - BTRACE_TEST_HOT=1, every block that ran translated again at the next
 #   stop: programs of the distribution and targets with code written at
-#   run time, signals, fork, threads, branch for branch;
+#   run time, signals, fork, threads, branch for branch (gzip's and the
+#   rewritten code's translations falling through into their successors'
+#   where they can: lib/rec/rec_link.c's thread_batch);
 # - with a code cache, whose translations mark where they first run
 #   (lib/rec/rec_profile.c), BTRACE_TEST_HOT=1 translates every block that
 #   ran again without its marks at the next stop: cold and warm, branch for
@@ -31,6 +33,18 @@ marks_dropped() {	# the last check dropped marks
 		echo "     $n marks dropped"
 	else
 		echo "FAIL no mark dropped"
+		fails=$((fails + 1))
+	fi
+}
+
+jumps_threaded() {	# the last check made fall-through jumps nops
+	local n
+	n=$(grep -ao 'marks dropped, [0-9]* jumps threaded' "$work/softdiff.log" |
+		awk '{ s += $3 } END { print s + 0 }')
+	if [ "$n" -gt 0 ]; then
+		echo "     $n jumps threaded"
+	else
+		echo "FAIL no jump threaded"
 		fails=$((fails + 1))
 	fi
 }
@@ -60,6 +74,7 @@ for args in "gzip -c $work/in.txt" \
 	# shellcheck disable=SC2086 # a program and its words
 	softdiff_check -m record -- $args
 	hot_made
+	case $args in gzip*|*jit_rewrite) jumps_threaded ;; esac
 done
 softdiff_check -n -T 300 -k -m record -- "$TARGETS/rec_fork"
 hot_made

@@ -219,7 +219,7 @@ static uint64_t rig_translate_pend(const uint8_t *bytes, size_t len,
 	memset(rig.link_pend, 0, sizeof(rig.link_pend));
 	assert_int_equal(rx_translate(x, &b, pend, &e), 0);
 	/* called as a direct link would: past the lookup's entry */
-	at = e.base + (pend == RX_PEND_NONE ? RX_ENTRY_LEN : 0);
+	at = e.base + e.lead + (pend == RX_PEND_NONE ? RX_ENTRY_LEN : 0);
 	rig.used += (e.len + 15) & ~15ul;
 	free(e.pts);
 	rb_release(&b);
@@ -429,7 +429,7 @@ static void indirect_inline_cache(void **state)
 	assert_true(rel32 && (rel32 & 3) == 0);
 	memcpy(&t, (void *)RX_IC_IMM(rel32), 8);
 	assert_int_equal(t, 0x500000);
-	fn = e.base + RX_ENTRY_LEN;
+	fn = e.base + e.lead + RX_ENTRY_LEN;
 	rig.used += (e.len + 15) & ~15ul;
 	free(e.pts);
 	rb_release(&b);
