@@ -471,7 +471,9 @@ static uint8_t prof_vars(uint8_t how)
  * Translate, after @b carrying @p (entry @i of the profile @at, @how, @n
  * of them), the variant of the block its translation ends in, if the
  * profile says it ran, and on from there: so that it may fall through
- * into it (thread_batch).  Each into @queue.
+ * into it (thread_batch).  Each into @queue.  Only in @b's page, where it
+ * may (and no page is protected anew: rc_wp_block_get could drop the
+ * blocks of one, the caller's @b among them).
  */
 static void set_follow(struct bt_recorder *r, struct bt_thread *th,
 		       const uint64_t *at, const uint8_t *how, size_t n,
@@ -481,6 +483,7 @@ static void set_follow(struct bt_recorder *r, struct bt_thread *th,
 	struct ahead ft;
 
 	while (i + 1 < n && falls_to(r, b, p, &ft) && at[i + 1] == ft.at &&
+	       (ft.at & 4095) && (b->start >> 12) == (ft.at >> 12) &&
 	       (prof_vars(how[i + 1]) & RB_PROF_VAR(ft.pend)) &&
 	       r->host.translatable(r->t, ft.at)) {
 		struct rb *s = rc_wp_block_get(r, th, ft.at);

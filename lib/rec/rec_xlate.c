@@ -339,7 +339,7 @@ static int emit_cond(const struct rx *x, const struct rb *b,
 {
 	const uint8_t *code = b->bytes + (b->end - b->start);
 	uint8_t pend = e->pend, op[8];
-	int direct = e->taken_dest || e->taken_pt != ~(size_t)0;
+	int direct = e->taken_pt != ~(size_t)0;	/* emit_cond_lead's exit */
 	uint64_t rel_at, to;
 	size_t n = 0, p = 0;
 	int ret;
