@@ -186,37 +186,27 @@ void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
  * successor's code away (a write to the page, unmapping, mprotect: all by
  * page) takes the predecessor's; and only in code not yet in the process.
  * The point keeps RX_THREADED: no link is made or undone there again.
+ * For the direct exit @z->pts[@i] of a batch, once link_batch linked it.
  */
-static void thread_batch(struct bt_recorder *r, const size_t *mark)
+static void thread_point(struct bt_recorder *r, struct zone *z, size_t i)
 {
 	static const uint8_t nop6[] = { 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-	size_t zi;
+	struct rx_point p;
+	const struct rb *s;
 
-	for (zi = 0; zi < r->nzone; zi++) {
-		struct zone *z = &r->zone[zi];
-		size_t i;
-
-		for (i = mark[zi]; i < z->npts; i++) {
-			struct rx_point p;
-			const struct rb *s;
-
-			zpt_get(z, i, &p);
-			if (p.kind != RX_POINT_EXIT_DIRECT ||
-			    !(p.mask & RX_LINKED) || (p.mask & RX_THREADED) ||
-			    p.aux + 4 != p.trans ||
-			    p.aux - 1 < z->base + z->flushed ||
-			    !(p.orig & 4095))
-				continue;
-			s = rc_block_find(r, p.orig);
-			if (!s || rb_trans(s, p.pend) != p.trans + 1 ||
-			    (s->start >> 12) != ((s->next - 1) >> 12) ||
-			    rc_code_write(r, p.aux - 1, nop6, sizeof(nop6)) < 0)
-				continue;
-			p.mask |= RX_THREADED;
-			zpt_put(z, i, &p);
-			r->threaded++;
-		}
-	}
+	zpt_get(z, i, &p);
+	if (!(p.mask & RX_LINKED) || (p.mask & RX_THREADED) ||
+	    p.aux + 4 != p.trans || p.aux - 1 < z->base + z->flushed ||
+	    !(p.orig & 4095))
+		return;
+	s = rc_block_find(r, p.orig);
+	if (!s || rb_trans(s, p.pend) != p.trans + 1 ||
+	    (s->start >> 12) != ((s->next - 1) >> 12) ||
+	    rc_code_write(r, p.aux - 1, nop6, sizeof(nop6)) < 0)
+		return;
+	p.mask |= RX_THREADED;
+	zpt_put(z, i, &p);
+	r->threaded++;
 }
 
 /*
@@ -226,7 +216,8 @@ static void thread_batch(struct bt_recorder *r, const size_t *mark)
  * that target too, as rc_link_exit() notes the ones it links: where that
  * code goes away, they must go back to their exits.  (They were not: a
  * call into code translated earlier ran that code's old translation after
- * the program rewrote it, tests/targets/jit_prelink.c.)
+ * the program rewrote it, tests/targets/jit_prelink.c.)  A linked one
+ * may then fall through (thread_point).
  */
 static void link_batch(struct bt_recorder *r, size_t *mark)
 {
@@ -247,12 +238,15 @@ static void link_batch(struct bt_recorder *r, size_t *mark)
 				rc_index_add(&r->links, (struct inode){
 					.key = p.orig, .zi = (uint32_t)zi,
 					.pi = (uint32_t)i });
+				thread_point(r, z, i);
 				continue;
 			}
 			b = rc_block_find(r, p.orig);
 			if (b && rb_trans(b, p.pend))
 				rc_link_exit(r, z, i, rb_trans(b, p.pend));
-			if (!zpt_linked(z, i))
+			if (zpt_linked(z, i))
+				thread_point(r, z, i);
+			else
 				rc_index_add(&r->waiting, (struct inode){
 					.key = p.orig, .zi = (uint32_t)zi,
 					.pi = (uint32_t)i });
@@ -268,7 +262,7 @@ struct ahead {
 
 /*
  * The side of @b (translated carrying @pend) that its translation ends
- * in, where its successor's translation may follow it (thread_batch):
+ * in, where its successor's translation may follow it (thread_point):
  * into *@q; 0 if none.
  */
 static int falls_to(struct bt_recorder *r, const struct rb *b, uint8_t pend,
@@ -423,7 +417,7 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 		mark[i] = i < r->nzone ? r->zone[i].npts : 0;
 	queue[tail++] = (struct ahead){ a, pend };
 	/* breadth first, but the side a translation ends in right after it
-	 * (thread_batch) */
+	 * (thread_point) */
 	while ((has_ft || head < tail) && done < AHEAD_MAX) {
 		struct ahead q = has_ft ? ft : queue[head++];
 		int was_ft = has_ft;
@@ -448,7 +442,6 @@ int rc_translate(struct bt_recorder *r, struct bt_thread *th, uint64_t a,
 		has_ft = falls_to(r, b, q.pend, &ft);
 	}
 	link_batch(r, mark);
-	thread_batch(r, mark);
 	*trans = rb_trans(first, pend);
 	ret = rc_zones_flush(r);
 	if (ret < 0)
@@ -471,7 +464,7 @@ static uint8_t prof_vars(uint8_t how)
  * Translate, after @b carrying @p (entry @i of the profile @at, @how, @n
  * of them), the variant of the block its translation ends in, if the
  * profile says it ran, and on from there: so that it may fall through
- * into it (thread_batch).  Each into @queue.  Only in @b's page, where it
+ * into it (thread_point).  Each into @queue.  Only in @b's page, where it
  * may (and no page is protected anew: rc_wp_block_get could drop the
  * blocks of one, the caller's @b among them).
  */
@@ -532,7 +525,6 @@ int rc_translate_set(struct bt_recorder *r, struct bt_thread *th,
 			}
 	}
 	link_batch(r, mark);
-	thread_batch(r, mark);
 	ret = rc_zones_flush(r);
 	if (ret < 0) {
 		free(queue);

@@ -286,7 +286,7 @@ static int cond_side(const struct rx *x, const struct rb *b,
  * The taken side of the conditional @b, laid out before the translation's
  * entry (rx_translate), so that the side not taken comes last and may
  * fall through into its successor's translation (rec_link.c's
- * thread_batch).  Where the taken side carries its outcome on, the jump
+ * thread_point).  Where the taken side carries its outcome on, the jump
  * is its link and this is only its exit (an int3 and its point, whose
  * rel32 emit_cond fills in); else its record and link.
  */

@@ -279,7 +279,7 @@ enum rx_point_kind {
 /* RX_POINT_EXIT_DIRECT's mask: its jump goes to the translation now. */
 #define RX_LINKED	0x80
 /* RX_POINT_EXIT_DIRECT's mask too: its jump became a nop, the target's
- * translation right after it (rec_link.c's thread_batch): for good. */
+ * translation right after it (rec_link.c's thread_point): for good. */
 #define RX_THREADED	0x08
 
 /* Registers the generated code borrowed at a point (restore from TCB). */

@@ -287,7 +287,7 @@ struct bt_recorder {
 					   sample: their marks to drop */
 	size_t nmarkq, markqcap;
 	uint64_t marks_dropped;		/* translations made again without */
-	uint64_t threaded;		/* jmps made nops (thread_batch) */
+	uint64_t threaded;		/* jmps made nops (thread_point) */
 	uint8_t *hotbuf;
 	struct rec_walker hot_w;
 	unsigned hot_wraps, hot_every;

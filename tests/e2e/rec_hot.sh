@@ -9,7 +9,7 @@
 #   stop: programs of the distribution and targets with code written at
 #   run time, signals, fork, threads, branch for branch (gzip's and the
 #   rewritten code's translations falling through into their successors'
-#   where they can: lib/rec/rec_link.c's thread_batch);
+#   where they can: lib/rec/rec_link.c's thread_point);
 # - with a code cache, whose translations mark where they first run
 #   (lib/rec/rec_profile.c), BTRACE_TEST_HOT=1 translates every block that
 #   ran again without its marks at the next stop: cold and warm, branch for
@@ -25,40 +25,33 @@ export BTRACE_TEST_HOT_LOG=1 PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0
 printf 'a line to compress\n%.0s' $(seq 1 50) >"$work/in.txt"
 fails=0
 
-marks_dropped() {	# the last check dropped marks
+# some PATTERN FIELD WHAT ONE: the last check's log has PATTERN, and the
+# numbers in its field FIELD add up to more than none (WHAT; ONE: just one)
+some() {
 	local n
-	n=$(grep -ao 'test: [0-9]* blocks translated again (hot), [0-9]* marks' \
-		"$work/softdiff.log" | awk '{ s += $7 } END { print s + 0 }')
+	n=$(grep -ao "$1" "$work/softdiff.log" |
+		awk -v f="$2" '{ s += $f } END { print s + 0 }')
 	if [ "$n" -gt 0 ]; then
-		echo "     $n marks dropped"
+		echo "     $n $3"
 	else
-		echo "FAIL no mark dropped"
-		fails=$((fails + 1))
-	fi
-}
-
-jumps_threaded() {	# the last check made fall-through jumps nops
-	local n
-	n=$(grep -ao 'marks dropped, [0-9]* jumps threaded' "$work/softdiff.log" |
-		awk '{ s += $3 } END { print s + 0 }')
-	if [ "$n" -gt 0 ]; then
-		echo "     $n jumps threaded"
-	else
-		echo "FAIL no jump threaded"
+		echo "FAIL no $4"
 		fails=$((fails + 1))
 	fi
 }
 
 hot_made() {	# the last check made blocks hot
-	local n
-	n=$(grep -ao 'test: [0-9]* blocks translated again' "$work/softdiff.log" |
-		awk '{ s += $2 } END { print s + 0 }')
-	if [ "$n" -gt 0 ]; then
-		echo "     $n blocks translated again"
-	else
-		echo "FAIL no block translated again"
-		fails=$((fails + 1))
-	fi
+	some 'test: [0-9]* blocks translated again' 2 \
+		'blocks translated again' 'block translated again'
+}
+
+marks_dropped() {	# the last check dropped marks
+	some 'test: [0-9]* blocks translated again (hot), [0-9]* marks' 7 \
+		'marks dropped' 'mark dropped'
+}
+
+jumps_threaded() {	# the last check made fall-through jumps nops
+	some 'marks dropped, [0-9]* jumps threaded' 3 \
+		'jumps threaded' 'jump threaded'
 }
 
 BTRACE_TEST_HOT_SAMPLES=2 \
