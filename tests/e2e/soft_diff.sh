@@ -33,9 +33,9 @@ for prog in "$TARGETS"/*; do
 	opt=
 	case $name in
 	# threads; timeline's worker may or may not be in its read() yet
-	# when main crashes; rec_spawn's and jit_pair's workers are ended
-	# by the exit
-	*thread*|gdbsrv_dyn|timeline|rec_spawn|jit_pair) opt=-t ;;
+	# when main crashes; rec_spawn's, jit_pair's and fast_mix's workers
+	# are ended by the exit
+	*thread*|gdbsrv_dyn|timeline|rec_spawn|jit_pair|fast_mix) opt=-t ;;
 	cap_*|attach_*|sess_*)	# clocks, threads, input: not repeatable
 		echo "skip $name: a timing-dependent program for attach tests"
 		continue ;;
@@ -93,12 +93,10 @@ done
 # Following the forked child (--follow-fork): the parent's history holds;
 # with "thread" the child starts a thread of its own (the fast mode steps
 # the child: its clone3 counted once though the clone event stops the
-# step; the thread waits for the end: -t).
+# step).  Threads wait for the end: -t.
 [ "$part" = 1 ] && for mode in $modes; do
 	for arg in "" thread; do
-		t=
-		[ -n "$arg" ] && t=-t
-		if out=$(timeout 120 "$SOFTDIFF" $t -k -m $mode -- \
+		if out=$(timeout 120 "$SOFTDIFF" -t -k -m $mode -- \
 			 "$TARGETS/fast_mix" $arg </dev/null 2>&1); then
 			echo "ok   fast_mix $arg --follow-fork ($mode)"
 		else

@@ -4,10 +4,12 @@
  * single-stepping: rep string instructions, loop/jrcxz, a jump table,
  * function pointers, recursion, the program's own int3 with a SIGTRAP
  * handler, signals with handlers and siglongjmp out of a SIGSEGV handler,
- * code written at run time and rewritten, a thread joined, a forked child
- * (which must run clean: exit status 3 if it did not), then a NULL store.
- * With "thread", the child starts a thread of its own, which hands it a
- * sum and waits for the end (where it is then is timing: softdiff -t).
+ * code written at run time and rewritten, a thread that hands main a sum,
+ * a forked child (which must run clean: exit status 3 if it did not), then
+ * a NULL store.  With "thread", the child starts a thread of its own too.
+ * A thread hands its sum through a pipe and waits for the end, where it
+ * then is being timing (softdiff -t); it is not joined, because whether
+ * pthread_join finds it gone or waits for it is timing too.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -112,9 +114,9 @@ static void *worker(void *arg)
 
 static int done[2], child_thread;
 
-/* The child's thread: its sum to the child's main, then it waits for the
- * end (where it is then is timing: softdiff -t) */
-static void *child_worker(void *arg)
+/* A thread's sum to the main thread (of the process or of its child), then
+ * it waits for the end */
+static void *hand_over(void *arg)
 {
 	int s = (int)(long)worker(arg);
 
@@ -134,7 +136,7 @@ static int child_work(void)
 		int s = 0;
 
 		if (pipe(done) < 0 ||
-		    pthread_create(&th, NULL, child_worker, NULL) ||
+		    pthread_create(&th, NULL, hand_over, NULL) ||
 		    read(done[0], &s, sizeof(s)) != sizeof(s))
 			_exit(1);
 		sink = fib(8);
@@ -153,8 +155,7 @@ int main(int argc, char **argv)
 {
 	int (*ops[2])(int) = { twice, thrice };
 	pthread_t th;
-	void *ret;
-	int i;
+	int i, s = 0;
 
 	child_thread = argc > 1 && !strcmp(argv[1], "thread");
 	signal(SIGUSR1, on_signal);
@@ -170,9 +171,10 @@ int main(int argc, char **argv)
 	if (sigsetjmp(env, 1) == 0)
 		*slot = 1;	/* SIGSEGV, handled: back through siglongjmp */
 	sink += jit();
-	pthread_create(&th, NULL, worker, NULL);
-	pthread_join(th, &ret);
-	sink += (int)(long)ret;
+	if (pipe(done) < 0 || pthread_create(&th, NULL, hand_over, NULL) ||
+	    read(done[0], &s, sizeof(s)) != sizeof(s))
+		return 4;
+	sink += s;
 	if (child_work())
 		return 3;
 	signal(SIGSEGV, SIG_DFL);
