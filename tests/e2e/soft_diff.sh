@@ -33,9 +33,10 @@ for prog in "$TARGETS"/*; do
 	opt=
 	case $name in
 	# threads; timeline's worker may or may not be in its read() yet
-	# when main crashes; rec_spawn's, jit_pair's and fast_mix's workers
-	# are ended by the exit
-	*thread*|gdbsrv_dyn|timeline|rec_spawn|jit_pair|fast_mix) opt=-t ;;
+	# when main crashes; the workers of rec_spawn, jit_pair, fast_mix
+	# and fault_return are ended by the exit
+	*thread*|gdbsrv_dyn|timeline|rec_spawn|jit_pair|fast_mix|fault_return)
+		opt=-t ;;
 	cap_*|attach_*|sess_*)	# clocks, threads, input: not repeatable
 		echo "skip $name: a timing-dependent program for attach tests"
 		continue ;;

@@ -9,7 +9,10 @@
  * its ring wraps many times in them, and the code's rewrite is a write
  * to a page the recorder protected.  Whatever the recorder does there,
  * the program must see what it sees natively: its handler still
- * installed, SIGSEGV still blocked where it blocked it.
+ * installed, SIGSEGV still blocked where it blocked it.  The worker tells
+ * main it is done through a pipe and then waits for the end: it is not
+ * joined, because whether pthread_join finds it gone or waits for it is
+ * timing, and the single-step reference must take main's path too.
  *
  *	fault_return [ROUNDS] [FAULTS]
  * Prints what it saw; exits 0 when every check held, 1 otherwise.
@@ -28,6 +31,7 @@ static char *pages;
 static long page;
 static volatile int handled;
 static int bad;
+static int done[2];	/* the worker's "done", to main */
 
 static __attribute__((noinline)) void work_line(unsigned long i)
 {
@@ -110,6 +114,10 @@ static void *blocked_worker(void *arg)
 		bad = 1;
 		printf("worker: SIGSEGV not blocked\n");
 	}
+	if (write(done[1], "", 1) != 1)
+		bad = 1;
+	for (;;)
+		pause();
 	return NULL;
 }
 
@@ -123,6 +131,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	pthread_t w;
 	long i, faults = 2;
+	char c;
 
 	if (argc > 1)
 		rounds = atol(argv[1]);
@@ -140,8 +149,9 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < faults; i++)
 		store_at(i);
-	if (pthread_create(&w, NULL, blocked_worker, NULL) != 0 ||
-	    pthread_join(w, NULL) != 0)
+	if (pipe(done) < 0 ||
+	    pthread_create(&w, NULL, blocked_worker, NULL) != 0 ||
+	    read(done[0], &c, 1) != 1)
 		return 2;
 	for (i = faults; i < 2 * faults; i++)	/* after the worker's run */
 		store_at(i);
