@@ -10,6 +10,7 @@
 #include "btrace/error.h"
 #include "internal.h"
 #include "rec/rec_ring.h"
+#include "rec/rec_emit.h"
 #include "rec/rec_xlate.h"
 #include "x86/decode.h"
 #include "x86/reloc.h"
@@ -18,39 +19,6 @@ _Static_assert(RX_PEND_MAX + 1 <= REC_TNT_MAX && RX_PEND_MAX <= REC_O_MAX,
 	       "pending outcomes must fit the records that take them");
 
 /* ---- emitting -------------------------------------------------------- */
-
-static int grow(struct rx_emit *e, size_t n)
-{
-	if (e->len + n <= e->cap)
-		return 0;
-	return bt_fail(bte_nomem, 0, "translation buffer full");
-}
-
-static uint64_t here(const struct rx_emit *e)
-{
-	return e->base + e->len;
-}
-
-static void put(struct rx_emit *e, const void *p, size_t n)
-{
-	memcpy(e->buf + e->len, p, n);
-	e->len += n;
-}
-
-static void put8(struct rx_emit *e, uint8_t v)
-{
-	e->buf[e->len++] = v;
-}
-
-static void put32(struct rx_emit *e, uint32_t v)
-{
-	put(e, &v, 4);
-}
-
-static void put64(struct rx_emit *e, uint64_t v)
-{
-	put(e, &v, 8);
-}
 
 static int point(struct rx_emit *e, int kind, uint64_t orig, uint64_t aux,
 		 int mask)
@@ -82,20 +50,6 @@ int rx_emit_point(struct rx_emit *e, int kind, uint64_t orig, uint64_t aux,
 	return point(e, kind, orig, aux, mask);
 }
 
-/* mov %reg,%gs:off (store) or mov %gs:off,%reg (load); reg 0-7. */
-static void gs_mov(struct rx_emit *e, int load, int reg, uint32_t off)
-{
-	const uint8_t op[] = { 0x65, 0x48, load ? 0x8b : 0x89,
-			       (uint8_t)((reg << 3) | 4), 0x25 };
-
-	put(e, op, sizeof(op));
-	put32(e, off);
-}
-
-#define R_AX 0
-#define R_CX 1
-#define R_DX 2
-
 /*
  * A jump to the translation of @orig, or an exit to the tracer the first
  * time: jmp rel32 (its rel32 4-byte aligned, to be patched whole while
@@ -126,8 +80,6 @@ static int link(struct rx_emit *e, uint64_t orig)
 	return 0;
 }
 
-static int record_at(struct rx_emit *e, int8_t size, uint64_t branch);
-
 /*
  * The start of a ring record of @size bytes: rcx (saved) = head - @size,
  * and the point of the store that follows, its first byte first, which
@@ -137,16 +89,7 @@ static int record_at(struct rx_emit *e, int8_t size, uint64_t branch);
 static int record_begin(struct rx_emit *e, int8_t size, uint64_t branch)
 {
 	gs_mov(e, 0, R_CX, TCB_RCX);
-	return record_at(e, size, branch);
-}
-
-/* The same with rcx saved already. */
-static int record_at(struct rx_emit *e, int8_t size, uint64_t branch)
-{
-	gs_mov(e, 1, R_CX, TCB_HEAD);
-	put(e, "\x48\x8d\x49", 3);	/* lea -size(%rcx),%rcx */
-	put8(e, (uint8_t)-size);
-	return point(e, RX_POINT_STORE, branch, 0, 0);
+	return rx_record_at(e, size, branch);
 }
 
 /*
@@ -378,8 +321,6 @@ static int emit_cond(const struct rx *x, const struct rb *b,
 	return cond_side(x, b, e, pend, 0);
 }
 
-static int emit_lookup(struct rx_emit *e, const struct rb *b);
-
 /*
  * The jmp/call r/m @b whose target rdx is compared with the one its
  * block holds for good (rb.icbit, rec_xlate.h): where they match, a
@@ -399,7 +340,7 @@ static int emit_lookup(struct rx_emit *e, const struct rb *b);
  *	jmp rel32			icbit's variant, as a direct link
  * miss: mov %gs:TCB_RCX,%rcx
  *	(REC_TNT of those pending if the tag has no room for one more)
- *	the target recorded, the outcome in its tag; probe (emit_lookup,
+ *	the target recorded, the outcome in its tag; probe (rx_emit_lookup,
  *	without an inline cache)
  */
 static int emit_icbit(const struct rx *x, const struct rb *b,
@@ -431,7 +372,7 @@ static int emit_icbit(const struct rx *x, const struct rb *b,
 			return ret;
 	}
 	ret = link(e, b->icbit);
-	if (ret == 0)	/* the miss's load (record_tnt and emit_lookup
+	if (ret == 0)	/* the miss's load (record_tnt and rx_emit_lookup
 			   check their own) */
 		ret = grow(e, 9);
 	if (ret < 0)
@@ -447,7 +388,7 @@ static int emit_icbit(const struct rx *x, const struct rb *b,
 		o = (unsigned)RX_PEND_NONE << 1;
 	}
 	e->pend = (uint8_t)o;
-	return emit_lookup(e, b);
+	return rx_emit_lookup(e, b);
 }
 
 /* A ret or jmp/call r/m: the target into rdx, then its own lookup. */
@@ -489,7 +430,7 @@ static int emit_indirect(const struct rx *x, const struct rb *b,
 		if (b->icbit)
 			return emit_icbit(x, b, e);
 	}
-	return emit_lookup(e, b);
+	return rx_emit_lookup(e, b);
 }
 
 /*
@@ -520,7 +461,7 @@ static int emit_tsc(struct rx_emit *e, uint8_t tag)
 	gs_mov(e, 0, R_AX, TCB_RAX);
 	gs_mov(e, 0, R_DX, TCB_RDX);
 	put(e, "\x0f\x31", 2);		/* rdtsc */
-	ret = record_at(e, REC_ADDR_LEN, 0);
+	ret = rx_record_at(e, REC_ADDR_LEN, 0);
 	if (ret < 0)
 		return ret;
 	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
@@ -786,194 +727,4 @@ int rx_translate(struct rx *x, const struct rb *b, uint8_t pend,
 		e->npts = npts0;
 	}
 	return ret;
-}
-
-/* The target rdx as a whole REC_IND, and the high half it leaves. */
-static int target_whole(struct rx_emit *e)
-{
-	put(e, "\x89\xd0", 2);			/* mov %edx,%eax */
-	put(e, "\x48\xf7\xd0", 3);		/* not %rax */
-	put(e, "\x48\x8d\x44\x10\x01", 5);	/* lea 1(%rax,%rdx),%rax */
-	gs_mov(e, 0, R_AX, TCB_HI);	/* rdx, its low half 0 */
-	if (record_at(e, REC_ADDR_LEN, 0) < 0)
-		return -bte_nomem;
-	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
-	put8(e, e->pend == RX_PEND_NONE ? REC_IND : REC_IND_O | e->pend);
-	put(e, "\x48\x89\x51\x01", 4);	/* mov %rdx,1(%rcx) */
-	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
-	return 0;
-}
-
-/* The target rdx as a REC_IND32: its high half is the last REC_IND's. */
-static int target_short(struct rx_emit *e)
-{
-	if (record_at(e, REC_IND32_LEN, 0) < 0)
-		return -bte_nomem;
-	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
-	put8(e, e->pend == RX_PEND_NONE ? REC_IND32 : REC_IND32_O | e->pend);
-	put(e, "\x89\x51\x01", 3);	/* mov %edx,1(%rcx) */
-	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
-	return 0;
-}
-
-/*
- * Record the target rdx, the outcomes pending in its tag; rax, rcx and
- * rdx saved in the control block.  Each load reads a whole word that a
- * store wrote whole (the head, TCB_HI): a load of a part of a word just
- * stored (its byte 1, its high half) waits on the store on this
- * machine's processors.
- */
-static int lookup_record(struct rx_emit *e)
-{
-	size_t short_at, full_at, whole_at;
-
-	gs_mov(e, 0, R_CX, TCB_RCX);
-	gs_mov(e, 0, R_AX, TCB_RAX);
-	/*
-	 * Whole where the head's bits 8-15 are 0 (once in 64 KiB of ring):
-	 * a place to decode from in every part of the ring.
-	 */
-	gs_mov(e, 1, R_CX, TCB_HEAD);
-	put(e, "\x0f\xb6\xcd", 3);		/* movzbl %ch,%ecx */
-	put8(e, 0xe3);				/* jrcxz full */
-	whole_at = e->len;
-	put8(e, 0);
-	/*
-	 * The same high half as the last full record: 5 bytes, not 9.
-	 * rcx = rdx - TCB_HI, less its low half: 0 iff the halves match.
-	 */
-	gs_mov(e, 1, R_CX, TCB_HI);
-	put(e, "\x48\xf7\xd1", 3);		/* not %rcx */
-	put(e, "\x48\x8d\x4c\x11\x01", 5);	/* lea 1(%rcx,%rdx),%rcx */
-	put(e, "\x89\xc8", 2);			/* mov %ecx,%eax */
-	put(e, "\x48\xf7\xd0", 3);		/* not %rax */
-	put(e, "\x48\x8d\x4c\x08\x01", 5);	/* lea 1(%rax,%rcx),%rcx */
-	put8(e, 0xe3);				/* jrcxz short */
-	short_at = e->len;
-	put8(e, 0);
-	e->buf[whole_at] = (uint8_t)(e->len - whole_at - 1);
-	if (target_whole(e) < 0)
-		return -bte_nomem;
-	put8(e, 0xeb);			/* jmp probe */
-	full_at = e->len;
-	put8(e, 0);
-	e->buf[short_at] = (uint8_t)(e->len - short_at - 1);
-	if (target_short(e) < 0)
-		return -bte_nomem;
-	e->buf[full_at] = (uint8_t)(e->len - full_at - 1);
-	e->pend = RX_PEND_NONE;		/* they went with the target */
-	return 0;
-}
-
-/*
- * Probe both tables for rdx: jump to the translation's entry (which takes
- * rax, rcx and rdx back), or exit to the tracer.
- */
-static int lookup_probe(struct rx_emit *e)
-{
-	static const uint8_t probe_tail[] = {
-		0x48, 0x8d, 0x0c, 0x09,		/* lea (%rcx,%rcx),%rcx */
-		0x48, 0x8d, 0x04, 0xc8,		/* lea (%rax,%rcx,8),%rax */
-		0x48, 0x8b, 0x08,		/* mov (%rax),%rcx */
-		0x48, 0xf7, 0xd1,		/* not %rcx */
-		0x48, 0x8d, 0x4c, 0x11, 0x01,	/* lea 1(%rcx,%rdx),%rcx */
-	};
-	uint64_t probe = here(e);
-	size_t hit1, hit2;
-
-	gs_mov(e, 1, R_AX, TCB_TABLE1);
-	put(e, "\x0f\xb7\xca", 3);	/* movzwl %dx,%ecx */
-	put(e, probe_tail, sizeof(probe_tail));
-	put8(e, 0xe3);			/* jrcxz hit */
-	hit1 = e->len;
-	put8(e, 0);
-	/* rx_table_index(1, rdx), rax borrowed before it takes the table */
-	gs_mov(e, 0, R_DX, TCB_T);
-	put(e, "\x65\x0f\xb7\x04\x25", 5);	/* movzwl %gs:TCB_T+2,%eax */
-	put32(e, TCB_T + 2);
-	put(e, "\x0f\xb7\xca", 3);		/* movzwl %dx,%ecx */
-	put(e, "\x8d\x0c\xc1", 3);		/* lea (%rcx,%rax,8),%ecx */
-	put(e, "\x0f\xb7\xc9", 3);		/* movzwl %cx,%ecx */
-	gs_mov(e, 1, R_AX, TCB_TABLE2);
-	put(e, probe_tail, sizeof(probe_tail));
-	put8(e, 0xe3);
-	hit2 = e->len;
-	put8(e, 0);
-	if (point(e, RX_POINT_EXIT_IBL, 0, probe,
-		  RM_RAX | RM_RCX | RM_RDX) < 0)
-		return -bte_nomem;
-	put8(e, 0xcc);
-	e->buf[hit1] = (uint8_t)(e->len - hit1 - 1);
-	e->buf[hit2] = (uint8_t)(e->len - hit2 - 1);
-	put(e, "\xff\x60\x08", 3);		/* jmp *8(%rax): its entry */
-	return 0;
-}
-
-/*
- * The lookup of target rdx (the program's rdx in its slot): record it
- * (the outcomes pending, in its tag), probe both tables, jump to the
- * translation's entry, or exit to the tracer.  One copy per site, so
- * that each indirect branch of the program has its own indirect jump
- * here, predicted as the program's own would be.
- */
-static int emit_lookup(struct rx_emit *e, const struct rb *b)
-{
-	int ret;
-
-	ret = grow(e, 280 + RX_IC_LEN);
-	if (ret == 0)
-		ret = lookup_record(e);
-	if (ret == 0 && b->term != RB_RET && !b->icbit)	/* emit_icbit's */
-		ret = rx_emit_ic(e, b);
-	if (ret == 0)
-		ret = lookup_probe(e);
-	return ret;
-}
-
-/*
- * The entry checks that rdx is its own original: a table entry is
- * replaced while other threads probe it (two stores), so a probe may
- * match the old orig and load the new trans.  A mismatch exits as a miss
- * of rdx; no safe point before the check (the thread stands for rdx, not
- * entry_orig, until it passed).
- */
-static int entry_check(struct rx_emit *e)
-{
-	put(e, "\x48\xb9", 2);			/* movabs $orig,%rcx */
-	put64(e, e->entry_orig);
-	put(e, "\x48\xf7\xd1", 3);		/* not %rcx */
-	put(e, "\x48\x8d\x4c\x11\x01", 5);	/* lea 1(%rcx,%rdx),%rcx */
-	put(e, "\xe3\x01", 2);			/* jrcxz ok */
-	if (point(e, RX_POINT_EXIT_IBL, 0, 0, RM_RAX | RM_RCX | RM_RDX) < 0)
-		return -bte_nomem;
-	put8(e, 0xcc);
-	return 0;
-}
-
-int rx_emit_entry(struct rx_emit *e)
-{
-	static const uint8_t regs[] = { R_AX, R_CX, R_DX };
-	static const uint32_t slot[] = { TCB_RAX, TCB_RCX, TCB_RDX };
-	int mask = RM_RAX | RM_RCX | RM_RDX, ret, i;
-
-	ret = grow(e, RX_ENTRY_LEN);
-	if (ret == 0)
-		ret = entry_check(e);
-	for (i = 0; i < 3 && ret == 0; i++) {
-		ret = point(e, RX_POINT_SAFE, e->entry_orig, 0, mask);
-		gs_mov(e, 1, regs[i], slot[i]);
-		mask &= ~(1 << i);
-	}
-	return ret;
-}
-
-int rx_emit_far_jump(struct rx_emit *e, uint64_t dest)
-{
-	int ret = grow(e, 14);
-
-	if (ret < 0)
-		return ret;
-	put(e, "\xff\x25\x00\x00\x00\x00", 6);
-	put64(e, dest);
-	return 0;
 }

@@ -71,12 +71,12 @@
 /*
  * @a's entry in lookup table @which (0 or 1): table 1 by bits 0-15, table
  * 2 by bits 0-15 plus 8 times bits 16-31, mod 65536, as the probe
- * computes them without touching the flags (movzwl and lea: rec_xlate.c's
- * lookup_probe).  Two targets with the same low 16 bits (table 1's
- * collisions, 64 KiB apart) then differ in table 2, and the targets of
- * one stretch of code spread over it (indexed by bits 8-23 before, a whole
- * 256-byte stretch had one entry: node filled a tenth of table 2 and
- * nine tenths of table 1).
+ * computes them without touching the flags (movzwl and lea:
+ * rec_xlate_ibl.c's lookup_probe).  Two targets with the same low 16
+ * bits (table 1's collisions, 64 KiB apart) then differ in table 2, and
+ * the targets of one stretch of code spread over it (indexed by bits
+ * 8-23 before, a whole 256-byte stretch had one entry: node filled a
+ * tenth of table 2 and nine tenths of table 1).
  */
 static inline size_t rx_table_index(int which, uint64_t a)
 {
@@ -381,7 +381,7 @@ int rx_emit_point(struct rx_emit *e, int kind, uint64_t orig, uint64_t aux,
 		  int mask);
 
 /*
- * The inline cache of the indirect jump or call @b (rec_xlate_ibl.c),
+ * The inline cache of the indirect jump or call @b (in rx_emit_lookup),
  * between its record and its lookup's probe, rax, rcx and rdx borrowed,
  * the target in rdx: compared with the one target it holds, a hit jumps
  * to that target's entry past its check (a link the tracer makes and
@@ -392,6 +392,16 @@ int rx_emit_ic(struct rx_emit *e, const struct rb *b);
 
 /* The imm64 of the inline cache whose rel32 is at @rel32. */
 #define RX_IC_IMM(rel32) ((rel32) - 21)
+
+/*
+ * The lookup of the target in rdx of the ret or jmp/call r/m @b
+ * (rec_xlate_ibl.c), the program's rdx in its slot: the target recorded
+ * (the outcomes pending, in its tag), the inline cache of a jmp or call,
+ * both tables probed, a jump to the translation's entry or an exit to the
+ * tracer.  One copy per site, so that each indirect branch of the program
+ * has its own indirect jump here, predicted as the program's own would be.
+ */
+int rx_emit_lookup(struct rx_emit *e, const struct rb *b);
 
 /* Emit jmp *0(%rip); .quad @dest (reaches anywhere). */
 int rx_emit_far_jump(struct rx_emit *e, uint64_t dest);
