@@ -34,7 +34,8 @@
  *     the two on different CPUs of a virtual machine (each stop and each
  *     restart then wakes a CPU through the hypervisor).  The checked run
  *     keeps every CPU, so threads there run in parallel.
- * -v: write each thread's history to softdiff.step.N, softdiff.fast.N.
+ * -v: write each thread's history to softdiff.step.N, softdiff.fast.N
+ *     (with -s or -f, the one run's).
  * A dynamically linked program's path through the loader depends on
  * /etc/ld.so.cache, which a package install rewrites: when the two runs
  * differ and the cache changed meanwhile, both are run once more.
@@ -605,6 +606,8 @@ int main(int argc, char **argv)
 		if (run_one(only_mode, argv + optind, &ref) < 0)
 			return 2;
 		report(mode_name(only_mode), &ref);
+		if (verbose)
+			dump(mode_name(only_mode), &ref);
 		return 0;
 	}
 	for (tries = 0;; tries++) {
