@@ -290,8 +290,18 @@ static int exit_direct(struct bt_recorder *r, struct rthread *rt,
 	/* translating may have moved the points: find it again */
 	p = rc_point_kind(r, pt.trans, RX_POINT_EXIT_DIRECT);
 	z = p ? rc_zone_of(r, p->trans) : NULL;
-	if (z)
-		rc_link_exit(r, z, rc_point_index(r, p), trans);
+	if (z) {
+		size_t i = rc_point_index(r, p);
+		struct rx_point q;
+
+		if (i > 0) {	/* an int3 in a threaded nop (thread_point) */
+			zpt_get(z, i - 1, &q);
+			r->lead_exits += q.trans == pt.trans - 1 &&
+					 q.kind == RX_POINT_EXIT_DIRECT &&
+					 (q.mask & RX_THREADED);
+		}
+		rc_link_exit(r, z, i, trans);
+	}
 	rc_zones_flush(r);	/* a far jump it may have made */
 	regs->rip = trans;
 	ptrace(PTRACE_SETREGS, rt->th->tid, 0, regs);

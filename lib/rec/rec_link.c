@@ -187,12 +187,33 @@ void rc_link_exit(struct bt_recorder *r, struct zone *z, size_t pi,
  * page) takes the predecessor's; and only in code not yet in the process.
  * The point keeps RX_THREADED: no link is made or undone there again.
  * For the direct exit @z->pts[@i] of a batch, once link_batch linked it.
+ *
+ * A successor that is a conditional whose taken side carries its outcome
+ * starts with that side's exit, one int3 (rx_translate's lead), which
+ * its jcc leads to until linked: the jmp and int3 before it become the
+ * first six bytes of a seven-byte nop whose displacement's last byte is
+ * that int3 (nopl 0xcc000000(%rax)), which stays where the jcc finds it.
  */
+static int thread_lead(struct zone *z, size_t i, const struct rx_point *p,
+		       const struct rb *s)
+{
+	struct rx_point q;
+
+	if (s->term != RB_COND || p->pend == RX_PEND_NONE || i + 1 >= z->npts)
+		return 0;
+	zpt_get(z, i + 1, &q);
+	return q.trans == p->trans + 1 && q.kind == RX_POINT_EXIT_DIRECT &&
+	       q.orig == s->target;
+}
+
 static void thread_point(struct bt_recorder *r, struct zone *z, size_t i)
 {
 	static const uint8_t nop6[] = { 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	static const uint8_t nop7[] = { 0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00 };
 	struct rx_point p;
 	const struct rb *s;
+	uint64_t trans;
+	int lead;
 
 	zpt_get(z, i, &p);
 	if (!(p.mask & RX_LINKED) || (p.mask & RX_THREADED) ||
@@ -200,13 +221,17 @@ static void thread_point(struct bt_recorder *r, struct zone *z, size_t i)
 	    !(p.orig & 4095))
 		return;
 	s = rc_block_find(r, p.orig);
-	if (!s || rb_trans(s, p.pend) != p.trans + 1 ||
-	    (s->start >> 12) != ((s->next - 1) >> 12) ||
-	    rc_code_write(r, p.aux - 1, nop6, sizeof(nop6)) < 0)
+	if (!s || (s->start >> 12) != ((s->next - 1) >> 12))
+		return;
+	trans = rb_trans(s, p.pend);
+	lead = trans == p.trans + 2 && thread_lead(z, i, &p, s);
+	if ((trans != p.trans + 1 && !lead) ||
+	    rc_code_write(r, p.aux - 1, lead ? nop7 : nop6, 6) < 0)
 		return;
 	p.mask |= RX_THREADED;
 	zpt_put(z, i, &p);
 	r->threaded++;
+	r->threaded_lead += lead;
 }
 
 /*

@@ -343,8 +343,10 @@ void bt_recorder_free(struct bt_recorder *r)
 	if (getenv("BTRACE_TEST_HOT_LOG"))	/* tests/e2e/rec_hot.sh */
 		fprintf(stderr, "btrace: test: %" PRIu64
 			" blocks translated again (hot), %" PRIu64
-			" marks dropped, %" PRIu64 " jumps threaded\n",
-			r->hot_made, r->marks_dropped, r->threaded);
+			" marks dropped, %" PRIu64 " jumps threaded (%" PRIu64
+			" into a conditional's exit, %" PRIu64 " exits there)\n",
+			r->hot_made, r->marks_dropped, r->threaded,
+			r->threaded_lead, r->lead_exits);
 	rc_profile_free(r);
 	free(r->emitbuf);
 	free(r->emitpts);

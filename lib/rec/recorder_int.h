@@ -288,6 +288,8 @@ struct bt_recorder {
 	size_t nmarkq, markqcap;
 	uint64_t marks_dropped;		/* translations made again without */
 	uint64_t threaded;		/* jmps made nops (thread_point) */
+	uint64_t threaded_lead;		/* of them, into a conditional's exit */
+	uint64_t lead_exits;		/* exits taken at such an int3 */
 	uint8_t *hotbuf;
 	struct rec_walker hot_w;
 	unsigned hot_wraps, hot_every;

@@ -9,7 +9,9 @@
 #   stop: programs of the distribution and targets with code written at
 #   run time, signals, fork, threads, branch for branch (gzip's and the
 #   rewritten code's translations falling through into their successors'
-#   where they can: lib/rec/rec_link.c's thread_point);
+#   where they can: lib/rec/rec_link.c's thread_point; thread_lead's
+#   conditionals into the next one's across its taken side's int3, the
+#   taken sides that first run later going out through that int3);
 # - with a code cache, whose translations mark where they first run
 #   (lib/rec/rec_profile.c), BTRACE_TEST_HOT=1 translates every block that
 #   ran again without its marks at the next stop: cold and warm, branch for
@@ -54,6 +56,14 @@ jumps_threaded() {	# the last check made fall-through jumps nops
 		'jumps threaded' 'jump threaded'
 }
 
+lead_exits() {	# ... into conditionals' exits, and went out through them
+	some "[0-9]* into a conditional's exit" 1 \
+		"jumps threaded into a conditional's exit" \
+		"jump threaded into a conditional's exit"
+	some '[0-9]* exits there' 1 'exits taken in a threaded nop' \
+		'exit taken in a threaded nop'
+}
+
 BTRACE_TEST_HOT_SAMPLES=2 \
 	softdiff_check -L -B 64K -m record -- "$TARGETS/hot_loop" 16 2000
 hot_made
@@ -63,11 +73,12 @@ for args in "gzip -c $work/in.txt" \
 	"perl -e print(join(q(,),sort(keys(%{{a=>1,b=>2}}))))" \
 	"$TARGETS/jit_rewrite" "$TARGETS/jit_wx" "$TARGETS/rec_remap" \
 	"$TARGETS/sighandler" "$TARGETS/sig_restart" "$TARGETS/recursion" \
-	"$TARGETS/jumptable"; do
+	"$TARGETS/jumptable" "$TARGETS/thread_lead"; do
 	# shellcheck disable=SC2086 # a program and its words
 	softdiff_check -m record -- $args
 	hot_made
 	case $args in gzip*|*jit_rewrite) jumps_threaded ;; esac
+	case $args in *thread_lead) lead_exits ;; esac
 done
 softdiff_check -n -T 300 -k -m record -- "$TARGETS/rec_fork"
 hot_made
