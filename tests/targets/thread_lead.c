@@ -31,7 +31,7 @@ static __attribute__((noinline)) unsigned chain(unsigned a, unsigned s)
 		"10: test $32, %[a]\n\t"
 		"jnz 11f\n\t"
 		"jmp 12f\n\t"
-		/* the taken sides far away: not translated ahead of a run */
+		/* the taken sides far away: not translated ahead */
 		".pushsection .text.thread_lead_far, \"ax\"\n\t"
 		".fill 70000, 1, 0xcc\n"
 		"1: add $3, %[s]\n\t"
@@ -46,6 +46,8 @@ static __attribute__((noinline)) unsigned chain(unsigned a, unsigned s)
 		"jmp 10b\n"
 		"11: add $17, %[s]\n\t"
 		"jmp 12f\n\t"
+		/* far on either side, wherever the linker puts it */
+		".fill 70000, 1, 0xcc\n\t"
 		".popsection\n"
 		"12:"
 		: [s] "+r"(s) : [a] "r"(a) : "cc");
