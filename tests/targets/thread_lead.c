@@ -7,7 +7,9 @@
  * before its translation until it is linked), a conditional's translation
  * falls through into the next one's across that int3, and the taken sides
  * that first run after that go out through it (lib/rec/rec_link.c's
- * thread_point).  tests/e2e/rec_hot.sh checks it against single-stepping.
+ * thread_point): they lie 70 kB away, where a batch does not translate
+ * ahead (rec_link.c's AHEAD_FAR), so they are not linked before.
+ * tests/e2e/rec_hot.sh checks it against single-stepping.
  *
  *	thread_lead [ROUNDS]
  * Prints the sum; exits 0.
