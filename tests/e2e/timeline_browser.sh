@@ -19,12 +19,18 @@ check="python3 $TESTDIR/e2e/lib/timeline_check.py"
 rc=$?
 expect_rc 139
 
+# What the page is to show is in the file: the target's calls, main's
+# among them.
+$check crash "$work/t.json" || exit 1
+
 # Headless Chromium, without the sandbox (root), a profile of its own,
-# a few seconds of virtual time for the page's scripts.
+# a few seconds of virtual time for the page's scripts ($budget ms).
+budget=5000
 browse() {
 	timeout 50 chromium --headless --no-sandbox --disable-gpu \
 		--user-data-dir="$work/chromium" --allow-file-access-from-files \
-		--hide-scrollbars --virtual-time-budget=5000 "$@" 2>>"$work/chromium.log"
+		--hide-scrollbars --virtual-time-budget=$budget "$@" \
+		2>>"$work/chromium.log"
 }
 
 # speedscope's own way to open a file from the command line (its cli.mjs):
@@ -37,10 +43,18 @@ open(sys.argv[2], "w").write("speedscope.loadFileFromBase64(%s, %s)"
 PY
 url="file://$ss#localProfilePath=$work/load.js"
 # The sandwich view lists every function as text; tall, so that it lists
-# them all.
-browse --window-size=1200,8000 --dump-dom "$url&view=sandwich" >"$work/dom.html" ||
-	{ tail -5 "$work/chromium.log"; fail "chromium --dump-dom failed"; }
-$check dom "$work/dom.html" main a b c || exit 1
+# them all.  On a loaded machine the page's scripts may not have run to
+# the end in the virtual time given (a full make check once found no main
+# on the page, and the same test passed alone each time after): twice
+# more, with more.  The file itself was checked above.
+for budget in 5000 15000 30000; do
+	browse --window-size=1200,8000 --dump-dom "$url&view=sandwich" \
+		>"$work/dom.html" ||
+		{ tail -5 "$work/chromium.log"; fail "chromium --dump-dom failed"; }
+	$check dom "$work/dom.html" main a b c >"$work/dom.out" && break
+	cat "$work/dom.out"
+	[ $budget = 30000 ] && exit 1
+done
 grep -q "stopped: SIGSEGV" "$work/dom.html" || fail "no thread name on the page"
 browse --window-size=1200,500 --screenshot="$work/speedscope.png" "$url" >/dev/null ||
 	{ tail -5 "$work/chromium.log"; fail "chromium --screenshot failed"; }
