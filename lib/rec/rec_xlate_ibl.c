@@ -51,11 +51,28 @@ int rx_emit_ic(struct rx_emit *e, const struct rb *b)
 	while ((e->base + e->len + 10 + sizeof(cmp)) & 3)
 		put8(e, 0x90);
 	put(e, "\x48\xb9", 2);		/* movabs $target,%rcx */
-	put(e, &target, 8);
+	put64(e, target);
 	put(e, cmp, sizeof(cmp));
 	rel32 = e->base + e->len;
 	put(e, "\0\0\0\0", 4);
 	return rx_emit_point(e, RX_POINT_IC, target, rel32, 0);
+}
+
+/*
+ * The target record of @len bytes: its tag @tag (@tag_o with the outcomes
+ * pending), then rdx's low @n bytes by the store @mov (n bytes, into
+ * 1(%rcx)), and the commit.
+ */
+static int target_store(struct rx_emit *e, int8_t len, uint8_t tag,
+			uint8_t tag_o, const char *mov, size_t n)
+{
+	if (rx_record_at(e, len, 0) < 0)
+		return -bte_nomem;
+	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
+	put8(e, e->pend == RX_PEND_NONE ? tag : tag_o | e->pend);
+	put(e, mov, n);
+	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
+	return 0;
 }
 
 /* The target rdx as a whole REC_IND, and the high half it leaves. */
@@ -65,25 +82,15 @@ static int target_whole(struct rx_emit *e)
 	put(e, "\x48\xf7\xd0", 3);		/* not %rax */
 	put(e, "\x48\x8d\x44\x10\x01", 5);	/* lea 1(%rax,%rdx),%rax */
 	gs_mov(e, 0, R_AX, TCB_HI);	/* rdx, its low half 0 */
-	if (rx_record_at(e, REC_ADDR_LEN, 0) < 0)
-		return -bte_nomem;
-	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
-	put8(e, e->pend == RX_PEND_NONE ? REC_IND : REC_IND_O | e->pend);
-	put(e, "\x48\x89\x51\x01", 4);	/* mov %rdx,1(%rcx) */
-	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
-	return 0;
+	return target_store(e, REC_ADDR_LEN, REC_IND, REC_IND_O,
+			    "\x48\x89\x51\x01", 4);	/* mov %rdx,1(%rcx) */
 }
 
 /* The target rdx as a REC_IND32: its high half is the last REC_IND's. */
 static int target_short(struct rx_emit *e)
 {
-	if (rx_record_at(e, REC_IND32_LEN, 0) < 0)
-		return -bte_nomem;
-	put(e, "\xc6\x01", 2);		/* movb $tag,(%rcx) */
-	put8(e, e->pend == RX_PEND_NONE ? REC_IND32 : REC_IND32_O | e->pend);
-	put(e, "\x89\x51\x01", 3);	/* mov %edx,1(%rcx) */
-	gs_mov(e, 0, R_CX, TCB_HEAD);	/* the commit */
-	return 0;
+	return target_store(e, REC_IND32_LEN, REC_IND32, REC_IND32_O,
+			    "\x89\x51\x01", 3);	/* mov %edx,1(%rcx) */
 }
 
 /*
